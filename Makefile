@@ -1,0 +1,94 @@
+# Lifecycle Manager. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# Every Go module of the workspace, in dependency order.
+MODULES := api certs listener skr-agent kcp-operator e2e
+
+K8S_VERSION  ?= 1.36.3
+ETCD_VERSION ?= 3.6.5
+export K8S_VERSION ETCD_VERSION
+
+CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+GOLANGCI_LINT_VERSION := v2.15.0
+GOTESTSUM_VERSION := v1.13.0
+
+BIN := $(CURDIR)/bin
+GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+GOTESTSUM := $(BIN)/gotestsum-$(GOTESTSUM_VERSION)
+
+# Test knobs: TEST_FLAGS for go test, FUZZTIME per fuzz target.
+TEST_FLAGS ?= -race -count=1 -timeout=20m
+FUZZTIME ?= 10s
+export FUZZTIME
+
+.PHONY: help
+help: ## List the targets.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+##@ Build and test
+
+.PHONY: envtest-assets
+envtest-assets: ## Build kube-apiserver and etcd for tests (cached by version); print KUBEBUILDER_ASSETS.
+	@hack/envtest-assets.sh
+
+.PHONY: test
+test: test-go fuzz ## Run every test of every module against real API servers, then the fuzz targets.
+
+.PHONY: test-go
+test-go: $(GOTESTSUM) ## Run the Go tests of every module (unit and envtest) with -race.
+	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \
+	export KUBEBUILDER_ASSETS="$$assets"; \
+	echo "KUBEBUILDER_ASSETS=$$assets"; \
+	for m in $(MODULES); do \
+		echo "=== module $$m"; \
+		(cd $$m && $(GOTESTSUM) --format testname --hide-summary=skipped -- $(TEST_FLAGS) ./...); \
+	done
+
+.PHONY: fuzz
+fuzz: ## Run every Go fuzz target for FUZZTIME (default 10s).
+	@hack/fuzz.sh
+
+.PHONY: bench
+bench: ## Run the benchmarks of every module.
+	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \
+	export KUBEBUILDER_ASSETS="$$assets"; \
+	for m in $(MODULES); do \
+		echo "=== module $$m"; \
+		(cd $$m && go test -run '^$$' -bench . -benchmem -count=1 ./...); \
+	done
+
+##@ Code
+
+.PHONY: generate
+generate: ## Generate deepcopy functions and CRD YAML of the API.
+	cd api && $(CONTROLLER_GEN) object paths=./shared/... paths=./v1beta2/... \
+		crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases
+
+.PHONY: verify-generated
+verify-generated: generate ## Fail when generated code or CRDs are stale.
+	@if [[ -n "$$(git status --porcelain -- api)" ]]; then \
+		git status --porcelain -- api; git --no-pager diff --stat -- api; \
+		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; \
+	fi
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run gofmt, go vet and golangci-lint on every module.
+	@unformatted="$$(gofmt -l $(MODULES))"; \
+	if [[ -n "$$unformatted" ]]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	@for m in $(MODULES); do echo "=== lint $$m"; (cd $$m && go vet ./... && $(GOLANGCI_LINT) run ./...); done
+
+.PHONY: tidy
+tidy: ## Run go mod tidy in every module.
+	@for m in $(MODULES); do (cd $$m && go mod tidy); done
+
+$(GOLANGCI_LINT):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN)/.golangci GOWORK=off go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(BIN)/.golangci/golangci-lint $@
+
+$(GOTESTSUM):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN)/.gotestsum GOWORK=off go install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
+	mv $(BIN)/.gotestsum/gotestsum $@

@@ -1,0 +1,91 @@
+package shared
+
+// The label and annotation keys of the lifecycle manager. They are part of the
+// compatibility contract with the public Kyma lifecycle-manager: runtimes,
+// module operators and tooling already rely on these exact strings.
+const (
+	// OperatorGroup is the API group and the prefix of every key below.
+	OperatorGroup = "operator.kyma-project.io"
+
+	// KymaNameLabel names the Kyma an object belongs to, e.g. the Secret with
+	// the runtime's kubeconfig or a Manifest.
+	KymaNameLabel = OperatorGroup + "/kyma-name"
+	// RuntimeIDLabel carries the runtime ID of a Kyma; it is the CN of the
+	// runtime's client certificate.
+	RuntimeIDLabel = "kyma-project.io/runtime-id"
+	// ModuleNameLabel names the module a template, release meta or Manifest belongs to.
+	ModuleNameLabel = OperatorGroup + "/module-name"
+	// ChannelLabel names the channel a Manifest was resolved from.
+	ChannelLabel = OperatorGroup + "/channel"
+	// ManagedByLabel names the controller that manages an object.
+	ManagedByLabel = OperatorGroup + "/managed-by"
+	// SkipReconciliationLabel set to "true" stops all reconciliation of a Kyma or Manifest.
+	SkipReconciliationLabel = OperatorGroup + "/skip-reconciliation"
+	// InternalLabel set to "true" marks internal modules, and Kymas allowed to use them.
+	InternalLabel = OperatorGroup + "/internal"
+	// BetaLabel set to "true" marks beta modules, and Kymas allowed to use them.
+	BetaLabel = OperatorGroup + "/beta"
+	// MandatoryModuleLabel marks Manifests of mandatory modules.
+	MandatoryModuleLabel = OperatorGroup + "/mandatory-module"
+	// WatchedByLabel names the manager that wants change events for an object.
+	WatchedByLabel = OperatorGroup + "/watched-by"
+	// PurposeLabel says what a Secret is for, e.g. certificate management.
+	PurposeLabel = OperatorGroup + "/purpose"
+	// SignatureLabel names the signature that verifies a module's descriptor.
+	SignatureLabel = OperatorGroup + "/signature"
+	// SyncLabel set to "false" on a ModuleTemplate keeps it out of the runtime catalog.
+	SyncLabel = OperatorGroup + "/sync"
+	// ControllerNameLabel selects the controller for a module's Manifest.
+	ControllerNameLabel = OperatorGroup + "/controller-name"
+
+	// SyncNamespaceAnnotation overrides the runtime-side namespace of a Kyma
+	// (kyma-system by default).
+	SyncNamespaceAnnotation = OperatorGroup + "/sync-namespace"
+	// FQDNAnnotation carries a module's OCM component name.
+	FQDNAnnotation = OperatorGroup + "/fqdn"
+	// SKRDomainAnnotation carries the runtime's domain, used for certificate DNS names.
+	SKRDomainAnnotation = "skr-domain"
+	// CAAddedAtAnnotation records when a CA entered the trust bundle.
+	CAAddedAtAnnotation = OperatorGroup + "/ca-added-at"
+)
+
+// Values of the keys above.
+const (
+	// OperatorName is the value of ManagedByLabel on objects of this operator.
+	OperatorName = "lifecycle-manager"
+	// KymaFinalizer guards Kymas until their runtime side is cleaned up.
+	KymaFinalizer = OperatorGroup + "/Kyma"
+	// ManifestFinalizer guards Manifests until their module is removed.
+	ManifestFinalizer = OperatorGroup + "/Manifest"
+	// WatcherFinalizer guards Watchers until their VirtualService is removed.
+	WatcherFinalizer = OperatorGroup + "/watcher"
+	// PurgeFinalizer guards Kymas until the Purge controller is done with them.
+	PurgeFinalizer = OperatorGroup + "/purge-finalizer"
+
+	// DefaultRuntimeKymaName is the name of the Kyma inside a runtime.
+	DefaultRuntimeKymaName = "default"
+	// DefaultRuntimeNamespace is the runtime-side namespace of the operator.
+	DefaultRuntimeNamespace = "kyma-system"
+	// DefaultChannel is used when neither the module nor the Kyma names one.
+	DefaultChannel = "regular"
+	// KubeconfigSecretKey is the key of the kubeconfig in a runtime's access Secret.
+	KubeconfigSecretKey = "config"
+
+	// EnabledValue is the value that switches a boolean label on.
+	EnabledValue = "true"
+)
+
+// IsEnabled reports whether labels[key] switches the feature on. Label values
+// are compared case-insensitively, as users write "True" as often as "true".
+func IsEnabled(labels map[string]string, key string) bool {
+	v, ok := labels[key]
+	if !ok || len(v) != len(EnabledValue) {
+		return false
+	}
+	for i := range len(v) {
+		if v[i]|0x20 != EnabledValue[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,3 @@
+module github.com/lifecycle-manager/kcp-operator
+
+go 1.26.0

@@ -1,0 +1,3 @@
+module github.com/lifecycle-manager/listener
+
+go 1.26.0
