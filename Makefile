@@ -77,7 +77,7 @@ verify-generated: generate ## Fail when generated code or CRDs are stale.
 lint: $(GOLANGCI_LINT) ## Run gofmt, go vet and golangci-lint on every module.
 	@unformatted="$$(gofmt -l $(MODULES))"; \
 	if [[ -n "$$unformatted" ]]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	@for m in $(MODULES); do echo "=== lint $$m"; (cd $$m && go vet ./... && $(GOLANGCI_LINT) run ./...); done
+	@for m in $(MODULES); do echo "=== lint $$m"; (cd $$m && go vet ./... && $(GOLANGCI_LINT) run --allow-parallel-runners ./...); done
 
 .PHONY: tidy
 tidy: ## Run go mod tidy in every module.

@@ -47,6 +47,16 @@ const (
 	SKRDomainAnnotation = "skr-domain"
 	// CAAddedAtAnnotation records when a CA entered the trust bundle.
 	CAAddedAtAnnotation = OperatorGroup + "/ca-added-at"
+	// UnmanagedAnnotation set to "true" on a Manifest releases its module:
+	// deleting the Manifest then leaves the module's resources in place.
+	UnmanagedAnnotation = OperatorGroup + "/is-unmanaged"
+	// LastSyncedSpecAnnotation holds the hash of the modules and channel that
+	// the KCP Kyma and its runtime Kyma last agreed on, so that the operator
+	// knows which side changed since.
+	LastSyncedSpecAnnotation = OperatorGroup + "/last-synced-spec"
+	// SpecHashAnnotation holds the hash of what the operator last applied to
+	// an object, so that unchanged objects cost no write.
+	SpecHashAnnotation = OperatorGroup + "/spec-hash"
 )
 
 // Values of the keys above.
@@ -61,6 +71,10 @@ const (
 	WatcherFinalizer = OperatorGroup + "/watcher"
 	// PurgeFinalizer guards Kymas until the Purge controller is done with them.
 	PurgeFinalizer = OperatorGroup + "/purge-finalizer"
+
+	// WatchedByKymaValue is the WatchedByLabel value of runtime Kymas: the
+	// default Watcher sends their changes to the lifecycle manager.
+	WatchedByKymaValue = "kyma"
 
 	// DefaultRuntimeKymaName is the name of the Kyma inside a runtime.
 	DefaultRuntimeKymaName = "default"

@@ -170,6 +170,8 @@ const (
 	ConditionModules       = "Modules"
 	ConditionModuleCatalog = "ModuleCatalog"
 	ConditionSKRWebhook    = "SKRWebhook"
+	// ConditionRuntime says whether the runtime API server is reachable.
+	ConditionRuntime = "Runtime"
 )
 
 // KymaList is a list of Kymas.

@@ -27,10 +27,8 @@ type ModuleTemplate struct {
 
 // ModuleTemplateSpec describes one module version.
 type ModuleTemplateSpec struct {
-	// Channel assigns the template to a channel directly; still honoured for
-	// resolution.
-	//
-	// Deprecated: use a ModuleReleaseMeta.
+	// Channel assigns the template to a channel directly. This is the older
+	// way, still honoured for resolution; new modules use a ModuleReleaseMeta.
 	// +optional
 	// +kubebuilder:validation:Pattern:=`^$|^[a-z]{3,}$`
 	// +kubebuilder:validation:MaxLength:=32
@@ -62,9 +60,8 @@ type ModuleTemplateSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Descriptor runtime.RawExtension `json:"descriptor"`
 
-	// CustomStateCheck maps values of the module CR to states.
-	//
-	// Deprecated: module CRs should report status.state.
+	// CustomStateCheck maps values of the module CR to states. This is the
+	// older way; module CRs should report status.state.
 	// +optional
 	CustomStateCheck []*CustomStateCheck `json:"customStateCheck,omitempty"`
 

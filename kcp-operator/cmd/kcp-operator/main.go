@@ -1,0 +1,75 @@
+// Command kcp-operator runs the lifecycle manager in the control plane.
+// Every flag is listed, with its default, in kcp-operator/README.md.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/lifecycle-manager/kcp-operator/internal/options"
+	"github.com/lifecycle-manager/kcp-operator/internal/setup"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "kcp-operator:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	opts := options.Default()
+	fs := pflag.NewFlagSet("kcp-operator", pflag.ContinueOnError)
+	opts.Bind(fs)
+	zapOpts := zap.Options{}
+	logFlags := flag.NewFlagSet("log", flag.ContinueOnError)
+	zapOpts.BindFlags(logFlags)
+	fs.AddGoFlagSet(logFlags)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	log := zap.New(zap.UseFlagOptions(&zapOpts))
+	ctrl.SetLogger(log)
+
+	cfg, err := kcpConfig(opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	ctx := ctrl.SetupSignalHandler()
+	op, err := setup.New(ctx, cfg, opts, ctrlmetrics.Registry, log)
+	if err != nil {
+		return err
+	}
+	log.Info("starting", "namespaces", opts.Namespaces, "singleCluster", opts.SingleCluster)
+	if err := op.Manager.Start(ctx); err != nil {
+		return fmt.Errorf("running the manager: %w", err)
+	}
+	return nil
+}
+
+func kcpConfig(path string) (*rest.Config, error) {
+	if path != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			return nil, fmt.Errorf("loading the KCP kubeconfig %s: %w", path, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("finding the KCP kubeconfig: %w", err)
+	}
+	return cfg, nil
+}

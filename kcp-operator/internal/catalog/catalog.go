@@ -1,0 +1,207 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+)
+
+// Result counts what the runtime catalog holds and what a sync changed.
+type Result struct {
+	Templates, ReleaseMetas int
+	Applied, Removed        int
+}
+
+// Sync makes the runtime catalog of kyma match the KCP.
+func Sync(ctx context.Context, kcp client.Reader, kyma *v1beta2.Kyma, rt *remote.Runtime) (Result, error) {
+	templates, metas, err := desired(ctx, kcp, kyma, rt.Namespace)
+	if err != nil {
+		return Result{}, err
+	}
+	all := make([]client.Object, 0, len(templates)+len(metas))
+	for _, t := range templates {
+		all = append(all, t)
+	}
+	for _, m := range metas {
+		all = append(all, m)
+	}
+	res := Result{Templates: len(templates), ReleaseMetas: len(metas)}
+	memo := "catalog/" + rt.Namespace
+	want := catalogHash(all)
+	if rt.Facts.Recall(memo) == want {
+		return res, nil
+	}
+	applied, removed, err := reconcileKind(ctx, rt, &v1beta2.ModuleTemplateList{}, templatesAsObjects(templates))
+	res.Applied, res.Removed = res.Applied+applied, res.Removed+removed
+	if err != nil {
+		return res, err
+	}
+	applied, removed, err = reconcileKind(ctx, rt, &v1beta2.ModuleReleaseMetaList{}, metasAsObjects(metas))
+	res.Applied, res.Removed = res.Applied+applied, res.Removed+removed
+	if err != nil {
+		return res, err
+	}
+	rt.Facts.Remember(memo, want)
+	return res, nil
+}
+
+// Remove deletes the whole catalog from the runtime namespace.
+func Remove(ctx context.Context, rt *remote.Runtime) error {
+	for _, list := range []client.ObjectList{&v1beta2.ModuleTemplateList{}, &v1beta2.ModuleReleaseMetaList{}} {
+		if _, _, err := reconcileKind(ctx, rt, list, nil); err != nil {
+			return err
+		}
+	}
+	rt.Facts.Forget("catalog/" + rt.Namespace)
+	return nil
+}
+
+// reconcileKind applies the desired objects of one kind whose hash differs
+// from the runtime's copy and deletes our objects that are not desired.
+func reconcileKind(ctx context.Context, rt *remote.Runtime, list client.ObjectList, desired map[string]client.Object) (int, int, error) {
+	err := rt.List(ctx, list, client.InNamespace(rt.Namespace), client.MatchingLabels{shared.ManagedByLabel: shared.OperatorName})
+	if err := ignoreNoKind(err); err != nil {
+		return 0, 0, fmt.Errorf("listing the runtime catalog: %w", err)
+	}
+	current := map[string]client.Object{}
+	if err == nil {
+		for _, obj := range items(list) {
+			current[obj.GetName()] = obj
+		}
+	}
+	applied, removed := 0, 0
+	for _, name := range slices.Sorted(maps.Keys(desired)) {
+		obj := desired[name]
+		if cur, ok := current[name]; ok && cur.GetAnnotations()[shared.SpecHashAnnotation] == obj.GetAnnotations()[shared.SpecHashAnnotation] {
+			continue
+		}
+		if err := runtimebase.Apply(ctx, rt, obj); err != nil {
+			return applied, removed, fmt.Errorf("applying %s %s to the runtime: %w", obj.GetObjectKind().GroupVersionKind().Kind, name, err)
+		}
+		applied++
+	}
+	for name, obj := range current {
+		if _, ok := desired[name]; ok {
+			continue
+		}
+		if err := rt.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+			return applied, removed, fmt.Errorf("removing %s from the runtime catalog: %w", name, err)
+		}
+		removed++
+	}
+	return applied, removed, nil
+}
+
+// desired returns the runtime copies of the templates and release metas kyma may see.
+func desired(ctx context.Context, kcp client.Reader, kyma *v1beta2.Kyma, ns string) ([]*v1beta2.ModuleTemplate, []*v1beta2.ModuleReleaseMeta, error) {
+	if labels := kyma.Labels; labels != nil && labels[shared.SyncLabel] == "false" {
+		return nil, nil, nil
+	}
+	var metas v1beta2.ModuleReleaseMetaList
+	if err := kcp.List(ctx, &metas, client.InNamespace(kyma.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, nil, fmt.Errorf("listing ModuleReleaseMetas: %w", err)
+	}
+	var templates v1beta2.ModuleTemplateList
+	if err := kcp.List(ctx, &templates, client.InNamespace(kyma.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, nil, fmt.Errorf("listing ModuleTemplates: %w", err)
+	}
+	gated := map[string]bool{} // modules whose release meta hides them from this Kyma
+	var outMetas []*v1beta2.ModuleReleaseMeta
+	for i := range metas.Items {
+		m := &metas.Items[i]
+		visible := m.Spec.Mandatory == nil && visibleTo(kyma, m.Spec.Beta, m.Spec.Internal)
+		if !visible {
+			gated[m.Spec.ModuleName] = true
+			continue
+		}
+		outMetas = append(outMetas, runtimeCopy(m, ns, &v1beta2.ModuleReleaseMeta{Spec: m.Spec}).(*v1beta2.ModuleReleaseMeta))
+	}
+	var outTemplates []*v1beta2.ModuleTemplate
+	for i := range templates.Items {
+		t := &templates.Items[i]
+		if t.Spec.Mandatory || t.Labels[shared.SyncLabel] == "false" || gated[resolve.ModuleName(t)] ||
+			!visibleTo(kyma, t.IsBeta(), t.IsInternal()) {
+			continue
+		}
+		outTemplates = append(outTemplates, runtimeCopy(t, ns, &v1beta2.ModuleTemplate{Spec: *t.Spec.DeepCopy()}).(*v1beta2.ModuleTemplate))
+	}
+	return outTemplates, outMetas, nil
+}
+
+func visibleTo(kyma *v1beta2.Kyma, beta, internal bool) bool {
+	return (!beta || kyma.IsBeta()) && (!internal || kyma.IsInternal())
+}
+
+// runtimeCopy fills out (which carries the spec) with the metadata of the
+// runtime copy of src, including the hash of what matters.
+func runtimeCopy(src client.Object, ns string, out client.Object) client.Object {
+	labels := maps.Clone(src.GetLabels())
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[shared.ManagedByLabel] = shared.OperatorName
+	out.SetName(src.GetName())
+	out.SetNamespace(ns)
+	out.SetLabels(labels)
+	gvk := v1beta2.GroupVersion.WithKind(v1beta2.ModuleTemplateKind)
+	var spec any
+	switch o := out.(type) {
+	case *v1beta2.ModuleTemplate:
+		spec = o.Spec
+	case *v1beta2.ModuleReleaseMeta:
+		gvk.Kind = v1beta2.ModuleReleaseMetaKind
+		spec = o.Spec
+	}
+	out.GetObjectKind().SetGroupVersionKind(gvk)
+	out.SetAnnotations(map[string]string{shared.SpecHashAnnotation: runtimebase.Hash([]any{labels, spec})})
+	return out
+}
+
+func catalogHash(objs []client.Object) string {
+	hashes := make([]string, 0, len(objs))
+	for _, o := range objs {
+		hashes = append(hashes, o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName()+"="+o.GetAnnotations()[shared.SpecHashAnnotation])
+	}
+	slices.Sort(hashes)
+	return runtimebase.Hash(hashes)
+}
+
+func templatesAsObjects(ts []*v1beta2.ModuleTemplate) map[string]client.Object {
+	out := make(map[string]client.Object, len(ts))
+	for _, t := range ts {
+		out[t.Name] = t
+	}
+	return out
+}
+
+func metasAsObjects(ms []*v1beta2.ModuleReleaseMeta) map[string]client.Object {
+	out := make(map[string]client.Object, len(ms))
+	for _, m := range ms {
+		out[m.Name] = m
+	}
+	return out
+}
+
+func items(list client.ObjectList) []client.Object {
+	var out []client.Object
+	switch l := list.(type) {
+	case *v1beta2.ModuleTemplateList:
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	case *v1beta2.ModuleReleaseMetaList:
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package kyma
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
+)
+
+// Field owners of this controller's writes.
+const (
+	// FieldOwner owns Manifests and the objects in runtimes.
+	FieldOwner = "lifecycle-manager"
+	// StatusOwner owns the parts of Kyma status this controller writes.
+	StatusOwner = "lifecycle-manager-kyma"
+)
+
+// Reconciler reconciles KCP Kymas.
+type Reconciler struct {
+	KCP      client.Client
+	Runtimes *remote.Cache
+	Resolver *resolve.Resolver
+	Events   events.EventRecorder
+	Metrics  *Metrics
+	Requeue  Requeue
+	// Cleanups run in the runtime when a Kyma is deleted, before the
+	// runtime Kyma and the CRDs go.
+	Cleanups []RuntimeCleanup
+	// Required are the conditions of other controllers that must exist and
+	// be true for the Kyma to be Ready (ModuleCatalog, SKRWebhook).
+	Required []string
+}
+
+// Reconcile brings one Kyma and its runtime to the desired state.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	start := time.Now()
+	kyma := &v1beta2.Kyma{}
+	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Metrics.forget(req.Namespace, req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading Kyma %s: %w", req.NamespacedName, err)
+	}
+	if kyma.SkipsReconciliation() {
+		log.FromContext(ctx).V(1).Info("skipping: the Kyma carries " + shared.SkipReconciliationLabel)
+		return ctrl.Result{}, nil
+	}
+	var (
+		res ctrl.Result
+		err error
+	)
+	if kyma.DeletionTimestamp.IsZero() {
+		res, err = r.reconcile(ctx, kyma)
+	} else {
+		res, err = r.reconcileDeletion(ctx, kyma)
+	}
+	r.Metrics.reconciled(time.Since(start), res, err)
+	return res, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Result, error) {
+	if err := r.ensureFinalizerAndLabel(ctx, kyma); err != nil {
+		return ctrl.Result{}, err
+	}
+	rt, err := r.Runtimes.For(ctx, kyma)
+	if err == nil {
+		err = r.syncRuntime(ctx, kyma, rt)
+	}
+	if err != nil {
+		return r.runtimeFailed(ctx, kyma, rt, err)
+	}
+	modules, err := r.syncModules(ctx, kyma)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	status := r.desiredStatus(kyma, modules)
+	if err := r.writeStatus(ctx, kyma, rt, status); err != nil {
+		return r.runtimeFailed(ctx, kyma, rt, err)
+	}
+	return r.Requeue.after(status.State), nil
+}
+
+// runtimeFailed records that the runtime could not be reached or changed,
+// drops a broken client and tries again after the error interval.
+func (r *Reconciler) runtimeFailed(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, cause error) (ctrl.Result, error) {
+	if rt != nil && r.Runtimes.Forget(rt, cause) {
+		log.FromContext(ctx).Info("dropped the runtime client", "reason", cause.Error())
+	}
+	status := *kyma.Status.DeepCopy()
+	status.State = shared.StateError
+	setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, false, "Unreachable", cause.Error())
+	status.LastOperation = lastOperation("runtime: " + cause.Error())
+	if err := r.writeStatus(ctx, kyma, nil, status); err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.Requeue.after(shared.StateError), nil
+}
+
+func (r *Reconciler) ensureFinalizerAndLabel(ctx context.Context, kyma *v1beta2.Kyma) error {
+	if controllerutil.ContainsFinalizer(kyma, shared.KymaFinalizer) && kyma.Labels[shared.ManagedByLabel] == shared.OperatorName {
+		return nil
+	}
+	patch := client.MergeFrom(kyma.DeepCopy())
+	controllerutil.AddFinalizer(kyma, shared.KymaFinalizer)
+	if kyma.Labels == nil {
+		kyma.Labels = map[string]string{}
+	}
+	kyma.Labels[shared.ManagedByLabel] = shared.OperatorName
+	if err := r.KCP.Patch(ctx, kyma, patch); err != nil {
+		return fmt.Errorf("adding the finalizer to Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
+	}
+	return nil
+}

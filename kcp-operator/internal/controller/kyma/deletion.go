@@ -1,0 +1,142 @@
+package kyma
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/lifecycle-manager/api/config/crd"
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/catalog"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+)
+
+// RuntimeCleanup removes what another part of the operator placed in a
+// runtime (the agent, its certificates) when the Kyma goes.
+type RuntimeCleanup func(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) error
+
+// reconcileDeletion deletes the Manifests and waits for them, then removes
+// everything the operator placed in the runtime, then the finalizer. An
+// unreachable runtime keeps the Kyma in deletion, retried with backoff,
+// until the Purge controller ends the wait.
+func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(kyma, shared.KymaFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	if kyma.Status.State != shared.StateDeleting {
+		r.Events.Eventf(kyma, nil, corev1.EventTypeNormal, "Deleting", "Delete", "deleting modules and runtime resources")
+	}
+	remaining, err := r.deleteManifests(ctx, kyma)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(remaining) > 0 {
+		status := deletingStatus(kyma, "waiting for Manifests to be deleted: "+strings.Join(remaining, ", "))
+		return r.Requeue.after(shared.StateDeleting), r.writeStatus(ctx, kyma, nil, status)
+	}
+	rt, err := r.Runtimes.For(ctx, kyma)
+	if err == nil {
+		err = r.cleanupRuntime(ctx, kyma, rt)
+	}
+	if err != nil {
+		r.Runtimes.Forget(rt, err)
+		status := deletingStatus(kyma, "cannot clean up the runtime: "+err.Error())
+		setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, false, "Unreachable", err.Error())
+		if werr := r.writeStatus(ctx, kyma, nil, status); werr != nil {
+			return ctrl.Result{}, werr
+		}
+		return ctrl.Result{}, fmt.Errorf("cleaning up the runtime of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
+	}
+	patch := client.MergeFrom(kyma.DeepCopy())
+	controllerutil.RemoveFinalizer(kyma, shared.KymaFinalizer)
+	if err := r.KCP.Patch(ctx, kyma, patch); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, fmt.Errorf("removing the finalizer of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
+	}
+	r.Metrics.forget(kyma.Namespace, kyma.Name)
+	return ctrl.Result{}, nil
+}
+
+func deletingStatus(kyma *v1beta2.Kyma, msg string) v1beta2.KymaStatus {
+	status := *kyma.Status.DeepCopy()
+	status.State = shared.StateDeleting
+	status.LastOperation = keepOrNew(kyma.Status.LastOperation, msg)
+	return status
+}
+
+// deleteManifests deletes every Manifest of kyma and returns the names of
+// those still present.
+func (r *Reconciler) deleteManifests(ctx context.Context, kyma *v1beta2.Kyma) ([]string, error) {
+	manifests, err := r.manifestsOf(ctx, kyma)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(manifests))
+	for name, mf := range manifests {
+		if err := r.removeManifest(ctx, mf, false); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// cleanupRuntime removes the runtime Kyma, the catalog, what the cleanups
+// registered by other parts placed there, and our CRDs unless other Kymas
+// still use them (runtimes may share an API server).
+func (r *Reconciler) cleanupRuntime(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) error {
+	for _, cleanup := range r.Cleanups {
+		if err := cleanup(ctx, kyma, rt); err != nil {
+			return err
+		}
+	}
+	remoteKyma := &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Namespace: rt.Namespace, Name: shared.DefaultRuntimeKymaName}}
+	if err := rt.Delete(ctx, remoteKyma); ignoreGone(err) != nil {
+		return fmt.Errorf("deleting the runtime Kyma: %w", err)
+	}
+	if err := catalog.Remove(ctx, rt); err != nil {
+		return err
+	}
+	return removeCRDsIfUnused(ctx, rt)
+}
+
+func removeCRDsIfUnused(ctx context.Context, rt *remote.Runtime) error {
+	var others v1beta2.KymaList
+	if err := rt.List(ctx, &others, client.Limit(1)); ignoreGone(err) != nil {
+		return fmt.Errorf("listing Kymas left in the runtime: %w", err)
+	}
+	if len(others.Items) > 0 {
+		return nil
+	}
+	crds, err := crd.ByKind(runtimebase.CRDKinds...)
+	if err != nil {
+		return err
+	}
+	for _, c := range crds {
+		obj := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: c.Name}}
+		if err := rt.Delete(ctx, obj); ignoreGone(err) != nil {
+			return fmt.Errorf("deleting CRD %s in the runtime: %w", c.Name, err)
+		}
+	}
+	rt.Facts.Forget("crds")
+	return nil
+}
+
+// ignoreGone treats objects and kinds that no longer exist as deleted.
+func ignoreGone(err error) error {
+	if meta.IsNoMatchError(err) {
+		return nil
+	}
+	return client.IgnoreNotFound(err)
+}

@@ -1,0 +1,161 @@
+package kyma
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+)
+
+// moduleResult is what became of one module listed in the Kyma.
+type moduleResult struct {
+	listed   v1beta2.Module
+	resolved *resolve.Module
+	err      error
+	manifest *v1beta2.Manifest
+}
+
+// syncModules resolves the listed and the mandatory modules and keeps one
+// Manifest per managed module: applied when it changed, released when the
+// module became unmanaged, deleted when the module went away.
+func (r *Reconciler) syncModules(ctx context.Context, kyma *v1beta2.Kyma) ([]moduleResult, error) {
+	existing, err := r.manifestsOf(ctx, kyma)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	results := make([]moduleResult, 0, len(kyma.Spec.Modules))
+	for _, m := range kyma.Spec.Modules {
+		res := moduleResult{listed: m}
+		res.resolved, res.err = r.Resolver.Resolve(ctx, kyma, m)
+		switch {
+		case res.err != nil:
+			// A module that stops resolving (a template being replaced, say)
+			// keeps its Manifest: resolution trouble never uninstalls.
+			keep[previousManifest(kyma, m.Name)] = true
+			r.Events.Eventf(kyma, nil, corev1.EventTypeWarning, "ModuleResolutionFailed", "Resolve", "%s", res.err.Error())
+		case m.IsManaged():
+			name := ManifestName(kyma, res.resolved.ModuleName)
+			keep[name] = true
+			res.manifest, res.err = r.applyManifest(ctx, kyma, res.resolved, m, existing[name])
+		}
+		results = append(results, res)
+	}
+	mandatory, errs := r.Resolver.Mandatory(ctx, kyma)
+	for _, err := range errs {
+		log.FromContext(ctx).Error(err, "mandatory module does not resolve")
+	}
+	for _, m := range mandatory {
+		name := ManifestName(kyma, m.ModuleName)
+		keep[name] = true
+		if _, err := r.applyManifest(ctx, kyma, m, v1beta2.Module{Name: m.Name}, existing[name]); err != nil {
+			log.FromContext(ctx).Error(err, "applying the Manifest of a mandatory module", "module", m.Name)
+		}
+	}
+	for name, mf := range existing {
+		if keep[name] {
+			continue
+		}
+		if err := r.removeManifest(ctx, mf, unmanaged(kyma, mf)); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+// manifestsOf returns the Manifests of kyma by name.
+func (r *Reconciler) manifestsOf(ctx context.Context, kyma *v1beta2.Kyma) (map[string]*v1beta2.Manifest, error) {
+	var list v1beta2.ManifestList
+	if err := r.KCP.List(ctx, &list, client.InNamespace(kyma.Namespace),
+		client.MatchingLabels{shared.KymaNameLabel: kyma.Name}); err != nil {
+		return nil, fmt.Errorf("listing the Manifests of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
+	}
+	out := make(map[string]*v1beta2.Manifest, len(list.Items))
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], kyma) {
+			out[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	return out, nil
+}
+
+// applyManifest writes the desired Manifest when it differs from current.
+func (r *Reconciler) applyManifest(ctx context.Context, kyma *v1beta2.Kyma, m *resolve.Module, listed v1beta2.Module,
+	current *v1beta2.Manifest,
+) (*v1beta2.Manifest, error) {
+	desired, err := buildManifest(kyma, m, listed, r.KCP.Scheme())
+	if err != nil {
+		return nil, fmt.Errorf("module %q: %w", m.Name, err)
+	}
+	if current != nil && current.Annotations[shared.SpecHashAnnotation] == desired.Annotations[shared.SpecHashAnnotation] {
+		return current, nil
+	}
+	if err := runtimebase.Apply(ctx, r.KCP, desired); err != nil {
+		return nil, fmt.Errorf("applying Manifest %s: %w", desired.Name, err)
+	}
+	if current == nil {
+		r.Events.Eventf(kyma, desired, corev1.EventTypeNormal, "ManifestCreated", "Install",
+			"module %s %s from channel %s", m.ModuleName, m.Version, m.Channel)
+		return desired, nil
+	}
+	return current, nil
+}
+
+// removeManifest deletes a Manifest; a released one first gets the
+// unmanaged annotation, which tells the Manifest controller to leave the
+// module's resources in the runtime.
+func (r *Reconciler) removeManifest(ctx context.Context, mf *v1beta2.Manifest, release bool) error {
+	if !mf.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	if release && mf.Annotations[shared.UnmanagedAnnotation] != shared.EnabledValue {
+		patch := client.MergeFrom(mf.DeepCopy())
+		metav1.SetMetaDataAnnotation(&mf.ObjectMeta, shared.UnmanagedAnnotation, shared.EnabledValue)
+		if err := r.KCP.Patch(ctx, mf, patch); err != nil {
+			return fmt.Errorf("releasing Manifest %s: %w", mf.Name, err)
+		}
+	}
+	if err := r.KCP.Delete(ctx, mf); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Manifest %s: %w", mf.Name, err)
+	}
+	return nil
+}
+
+// unmanaged reports whether mf belongs to a module that is listed with managed: false.
+func unmanaged(kyma *v1beta2.Kyma, mf *v1beta2.Manifest) bool {
+	module := mf.Labels[shared.ModuleNameLabel]
+	for _, m := range kyma.Spec.Modules {
+		if !m.IsManaged() && (m.Name == module || previousManifest(kyma, m.Name) == mf.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// previousManifest is the Manifest the last status recorded for a listed module.
+func previousManifest(kyma *v1beta2.Kyma, listedName string) string {
+	for _, s := range kyma.Status.Modules {
+		if s.Name == listedName && s.Manifest != nil {
+			return s.Manifest.Name
+		}
+	}
+	return ""
+}
+
+// ManifestName is the name of the Manifest of a module of a Kyma.
+func ManifestName(kyma *v1beta2.Kyma, module string) string {
+	name := kyma.Name + "-" + strings.ToLower(module)
+	if len(name) > 253 {
+		name = name[:236] + "-" + hashJSON(name)
+	}
+	return name
+}

@@ -1,0 +1,224 @@
+package kyma
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
+)
+
+// IndexKymaModules indexes Kymas by every name that can tie them to a
+// template: listed module names and the templates, modules and component
+// names their status recorded.
+const IndexKymaModules = "kyma.modules"
+
+// IndexKymas registers the Kyma index on the manager's cache.
+func IndexKymas(ctx context.Context, fi client.FieldIndexer) error {
+	if err := fi.IndexField(ctx, &v1beta2.Kyma{}, IndexKymaModules, kymaModuleKeys); err != nil {
+		return fmt.Errorf("indexing %s: %w", IndexKymaModules, err)
+	}
+	return nil
+}
+
+func kymaModuleKeys(o client.Object) []string {
+	k := o.(*v1beta2.Kyma)
+	keys := map[string]struct{}{}
+	for _, m := range k.Spec.Modules {
+		keys[m.Name] = struct{}{}
+	}
+	for _, s := range k.Status.Modules {
+		keys[s.Name] = struct{}{}
+		if s.FQDN != "" {
+			keys[s.FQDN] = struct{}{}
+		}
+		if s.Template != nil {
+			keys[s.Template.Name] = struct{}{}
+		}
+	}
+	out := make([]string, 0, len(keys))
+	for key := range keys {
+		out = append(out, key)
+	}
+	return out
+}
+
+// SetupWithManager registers the controller. spread is the window within
+// which a template or release meta change re-enqueues the Kymas using it.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, spread time.Duration) error {
+	users := &Users{Reader: mgr.GetClient(), Spread: spread}
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("kyma").
+		For(&v1beta2.Kyma{}, builder.WithPredicates(kymaChanged())).
+		Owns(&v1beta2.Manifest{}, builder.WithPredicates(manifestChanged())).
+		Watches(&v1beta2.ModuleTemplate{}, users.handler(TemplateKeys), builder.WithPredicates(specOrLabelsChanged())).
+		Watches(&v1beta2.ModuleReleaseMeta{}, users.handler(ReleaseMetaKeys), builder.WithPredicates(specOrLabelsChanged())).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(kymaOfSecret)).
+		WithOptions(opts).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("setting up the Kyma controller: %w", err)
+	}
+	return nil
+}
+
+// kymaOfSecret maps an access Secret to its Kyma, so that a rotated
+// kubeconfig is used at once.
+func kymaOfSecret(_ context.Context, o client.Object) []reconcile.Request {
+	name, ok := o.GetLabels()[shared.KymaNameLabel]
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// Users finds the Kymas that use a template or release meta.
+type Users struct {
+	Reader client.Reader
+	Spread time.Duration
+}
+
+// KeysFunc returns the names a Kyma may use for obj, and whether obj is
+// mandatory (then every Kyma uses it).
+type KeysFunc func(obj client.Object) (keys []string, mandatory bool)
+
+// TemplateKeys are the names a Kyma may use for a template.
+func TemplateKeys(o client.Object) ([]string, bool) {
+	t, ok := o.(*v1beta2.ModuleTemplate)
+	if !ok {
+		return nil, false
+	}
+	return []string{resolve.ModuleName(t), t.Name, t.Namespace + "/" + t.Name, resolve.ComponentName(t)}, t.Spec.Mandatory
+}
+
+// ReleaseMetaKeys are the names a Kyma may use for a release meta.
+func ReleaseMetaKeys(o client.Object) ([]string, bool) {
+	m, ok := o.(*v1beta2.ModuleReleaseMeta)
+	if !ok {
+		return nil, false
+	}
+	return []string{m.Spec.ModuleName, m.Spec.OcmComponentName}, m.Spec.Mandatory != nil
+}
+
+// Of returns the Kymas that use obj.
+func (u *Users) Of(ctx context.Context, obj client.Object, keys KeysFunc) ([]types.NamespacedName, error) {
+	names, mandatory := keys(obj)
+	found := map[types.NamespacedName]struct{}{}
+	lists := []client.MatchingFields{}
+	if mandatory {
+		lists = append(lists, nil)
+	} else {
+		for _, n := range names {
+			if n != "" && n != "/" {
+				lists = append(lists, client.MatchingFields{IndexKymaModules: n})
+			}
+		}
+	}
+	for _, fields := range lists {
+		var kymas v1beta2.KymaList
+		opts := []client.ListOption{client.InNamespace(obj.GetNamespace()), client.UnsafeDisableDeepCopy}
+		if fields != nil {
+			opts = append(opts, fields)
+		}
+		if err := u.Reader.List(ctx, &kymas, opts...); err != nil {
+			return nil, fmt.Errorf("listing the Kymas that use %s: %w", obj.GetName(), err)
+		}
+		for _, k := range kymas.Items {
+			found[types.NamespacedName{Namespace: k.Namespace, Name: k.Name}] = struct{}{}
+		}
+	}
+	out := make([]types.NamespacedName, 0, len(found))
+	for key := range maps.Keys(found) {
+		out = append(out, key)
+	}
+	return out, nil
+}
+
+// handler enqueues the users of the changed object (old and new state) at
+// random times within Spread, so that a release does not reconcile every
+// Kyma at once.
+func (u *Users) handler(keys KeysFunc) handler.EventHandler {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+		for _, obj := range objs {
+			kymas, err := u.Of(ctx, obj, keys)
+			if err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "cannot enqueue the users of a changed object")
+				continue
+			}
+			for _, k := range kymas {
+				q.AddAfter(reconcile.Request{NamespacedName: k}, u.delay())
+			}
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+	}
+}
+
+func (u *Users) delay() time.Duration {
+	if u.Spread <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(u.Spread))) //nolint:gosec // spreading load needs no secure randomness
+}
+
+// kymaChanged lets through what the Kyma controller must react to, and not
+// its own status writes.
+func kymaChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld.(*v1beta2.Kyma), e.ObjectNew.(*v1beta2.Kyma)
+		return o.Generation != n.Generation ||
+			!maps.Equal(o.Labels, n.Labels) ||
+			o.Annotations[shared.SyncNamespaceAnnotation] != n.Annotations[shared.SyncNamespaceAnnotation] ||
+			!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
+			!equality.Semantic.DeepEqual(foreignConditions(o), foreignConditions(n))
+	}}
+}
+
+// foreignConditions are the conditions other controllers write on a Kyma.
+func foreignConditions(k *v1beta2.Kyma) map[string]string {
+	out := map[string]string{}
+	for _, c := range k.Status.Conditions {
+		if c.Type != v1beta2.ConditionModules && c.Type != v1beta2.ConditionRuntime {
+			out[c.Type] = string(c.Status) + "/" + c.Reason + "/" + c.Message
+		}
+	}
+	return out
+}
+
+func manifestChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld.(*v1beta2.Manifest), e.ObjectNew.(*v1beta2.Manifest)
+		return o.Generation != n.Generation || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
+			o.Status.State != n.Status.State || o.Status.LastOperation.Operation != n.Status.LastOperation.Operation
+	}}
+}
+
+func specOrLabelsChanged() predicate.Predicate {
+	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})
+}

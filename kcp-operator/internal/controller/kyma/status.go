@@ -1,0 +1,238 @@
+package kyma
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+)
+
+// desiredStatus computes the Kyma status from the module results; the
+// conditions of other controllers are kept and count towards the state.
+func (r *Reconciler) desiredStatus(kyma *v1beta2.Kyma, results []moduleResult) v1beta2.KymaStatus {
+	status := *kyma.Status.DeepCopy()
+	status.Modules = make([]v1beta2.ModuleStatus, 0, len(results))
+	states := make([]shared.State, 0, len(results))
+	var notReady []string
+	for _, res := range results {
+		ms := moduleStatus(res)
+		status.Modules = append(status.Modules, ms)
+		states = append(states, ms.State)
+		if ms.State != shared.StateReady && ms.State != shared.StateUnmanaged {
+			notReady = append(notReady, fmt.Sprintf("%s (%s)", ms.Name, ms.State))
+		}
+	}
+	setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, true, "Reachable", "the runtime API server answers")
+	if len(notReady) == 0 {
+		setCondition(&status, kyma.Generation, v1beta2.ConditionModules, true, "Ready", "all modules are ready")
+	} else {
+		setCondition(&status, kyma.Generation, v1beta2.ConditionModules, false, "NotReady",
+			"modules not ready: "+strings.Join(notReady, ", "))
+	}
+	states = append(states, conditionStates(status.Conditions)...)
+	waiting := falseConditions(status.Conditions)
+	for _, typ := range r.Required {
+		if meta.FindStatusCondition(status.Conditions, typ) == nil {
+			states = append(states, shared.StateProcessing)
+			waiting = append(waiting, typ+" (not reported yet)")
+		}
+	}
+	status.State = shared.Worst(states...)
+	status.ActiveChannel = kyma.EffectiveChannel(v1beta2.Module{})
+	switch {
+	case status.State == shared.StateReady:
+		status.LastOperation = keepOrNew(kyma.Status.LastOperation, "Kyma is ready")
+	case len(notReady) > 0:
+		status.LastOperation = keepOrNew(kyma.Status.LastOperation, "waiting for modules: "+strings.Join(notReady, ", "))
+	default:
+		status.LastOperation = keepOrNew(kyma.Status.LastOperation, "waiting for: "+strings.Join(waiting, ", "))
+	}
+	return status
+}
+
+func moduleStatus(res moduleResult) v1beta2.ModuleStatus {
+	ms := v1beta2.ModuleStatus{Name: res.listed.Name, Channel: res.listed.Channel}
+	if m := res.resolved; m != nil {
+		ms.FQDN, ms.Channel, ms.Version = m.FQDN, m.Channel, m.Version
+		ms.Template = tracking(m.Template, v1beta2.ModuleTemplateKind)
+		if data := m.Template.Spec.Data; data != nil {
+			ms.Resource = &v1beta2.TrackingObject{
+				TypeMeta:    metav1.TypeMeta{APIVersion: data.GetAPIVersion(), Kind: data.GetKind()},
+				PartialMeta: v1beta2.PartialMeta{Name: data.GetName(), Namespace: data.GetNamespace()},
+			}
+		}
+	}
+	switch {
+	case res.err != nil:
+		ms.State, ms.Message = shared.StateError, res.err.Error()
+	case !res.listed.IsManaged():
+		ms.State, ms.Message = shared.StateUnmanaged, "not managed: its resources stay in the runtime untouched"
+	case res.manifest == nil:
+		ms.State, ms.Message = shared.StateProcessing, "waiting for its Manifest"
+	default:
+		ms.Manifest = tracking(res.manifest, v1beta2.ManifestKind)
+		ms.State = res.manifest.Status.State
+		if ms.State == "" {
+			ms.State = shared.StateProcessing
+		}
+		if ms.State != shared.StateReady {
+			ms.Message = res.manifest.Status.LastOperation.Operation
+		}
+	}
+	return ms
+}
+
+func tracking(obj client.Object, kind string) *v1beta2.TrackingObject {
+	return &v1beta2.TrackingObject{
+		TypeMeta:    metav1.TypeMeta{APIVersion: v1beta2.GroupVersion.String(), Kind: kind},
+		PartialMeta: v1beta2.PartialMeta{Name: obj.GetName(), Namespace: obj.GetNamespace(), Generation: obj.GetGeneration()},
+	}
+}
+
+// conditionStates maps conditions to states: a false condition whose
+// reason says Error counts as Error, any other false one as Processing.
+func conditionStates(conds []metav1.Condition) []shared.State {
+	var out []shared.State
+	for _, c := range conds {
+		switch {
+		case c.Status == metav1.ConditionTrue || c.Type == v1beta2.ConditionModules:
+			// modules count through their own states
+		case strings.Contains(c.Reason, "Error") || c.Reason == "Unreachable":
+			out = append(out, shared.StateError)
+		case strings.Contains(c.Reason, "Warning"):
+			out = append(out, shared.StateWarning)
+		default:
+			out = append(out, shared.StateProcessing)
+		}
+	}
+	return out
+}
+
+func falseConditions(conds []metav1.Condition) []string {
+	var out []string
+	for _, c := range conds {
+		if c.Status != metav1.ConditionTrue {
+			out = append(out, fmt.Sprintf("%s (%s)", c.Type, c.Message))
+		}
+	}
+	return out
+}
+
+func setCondition(status *v1beta2.KymaStatus, generation int64, typ string, ok bool, reason, msg string) {
+	c := metav1.Condition{
+		Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: generation,
+		LastTransitionTime: now(),
+	}
+	if ok {
+		c.Status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&status.Conditions, c)
+}
+
+func lastOperation(msg string) shared.LastOperation {
+	return shared.LastOperation{Operation: msg, LastUpdateTime: now()}
+}
+
+// now is the current time at the precision the API server stores, so that a
+// status read back compares equal to the one written.
+func now() metav1.Time { return metav1.NewTime(time.Now().Truncate(time.Second)) }
+
+// keepOrNew keeps the time of an unchanged message, so that an unchanged
+// status causes no write.
+func keepOrNew(old shared.LastOperation, msg string) shared.LastOperation {
+	if old.Operation == msg {
+		return old
+	}
+	return lastOperation(msg)
+}
+
+// ownConditions are the condition types this controller writes.
+var ownConditions = []string{v1beta2.ConditionModules, v1beta2.ConditionRuntime}
+
+// writeStatus applies status to the KCP Kyma when it changed and mirrors it
+// to the runtime Kyma (rt may be nil when the runtime is out of reach).
+// It is the only place that writes Kyma status.
+func (r *Reconciler) writeStatus(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, status v1beta2.KymaStatus) error {
+	old := kyma.Status
+	if !equality.Semantic.DeepEqual(old, status) {
+		if err := applyStatus(ctx, r.KCP, kyma.Namespace, kyma.Name, status, ownConditions); err != nil {
+			return fmt.Errorf("writing the status of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
+		}
+		kyma.Status = status
+		r.recordTransition(kyma, old, status)
+	}
+	r.Metrics.observeStatus(kyma, status)
+	if rt == nil {
+		return nil
+	}
+	return mirrorStatus(ctx, rt, status)
+}
+
+// mirrorStatus writes the KCP status to the runtime Kyma when it differs.
+func mirrorStatus(ctx context.Context, rt *remote.Runtime, status v1beta2.KymaStatus) error {
+	remoteKyma := &v1beta2.Kyma{}
+	if err := rt.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: shared.DefaultRuntimeKymaName}, remoteKyma); err != nil {
+		return fmt.Errorf("reading the runtime Kyma: %w", err)
+	}
+	if equality.Semantic.DeepEqual(remoteKyma.Status, status) {
+		return nil
+	}
+	all := make([]string, 0, len(status.Conditions))
+	for _, c := range status.Conditions {
+		all = append(all, c.Type)
+	}
+	if err := applyStatus(ctx, rt, rt.Namespace, shared.DefaultRuntimeKymaName, status, all); err != nil {
+		return fmt.Errorf("writing the status of the runtime Kyma: %w", err)
+	}
+	return nil
+}
+
+// applyStatus server-side applies the status fields this controller owns,
+// and of the conditions only the given types.
+func applyStatus(ctx context.Context, c client.Client, ns, name string, status v1beta2.KymaStatus, conditions []string) error {
+	status.Conditions = slices.DeleteFunc(slices.Clone(status.Conditions), func(cond metav1.Condition) bool {
+		return !slices.Contains(conditions, cond.Type)
+	})
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&v1beta2.Kyma{Status: status})
+	if err != nil {
+		return fmt.Errorf("encoding the status: %w", err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"status": obj["status"]}}
+	u.SetAPIVersion(v1beta2.GroupVersion.String())
+	u.SetKind(v1beta2.KymaKind)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(StatusOwner), client.ForceOwnership)
+}
+
+func (r *Reconciler) recordTransition(kyma *v1beta2.Kyma, old, now v1beta2.KymaStatus) {
+	if old.State == now.State {
+		return
+	}
+	kind := corev1.EventTypeNormal
+	if now.State == shared.StateError || now.State == shared.StateWarning {
+		kind = corev1.EventTypeWarning
+	}
+	r.Events.Eventf(kyma, nil, kind, "State"+string(now.State), "Reconcile", "%s -> %s: %s",
+		stateOrNone(old.State), now.State, now.LastOperation.Operation)
+}
+
+func stateOrNone(s shared.State) string {
+	if s == "" {
+		return "(none)"
+	}
+	return string(s)
+}

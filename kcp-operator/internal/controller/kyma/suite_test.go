@@ -1,0 +1,300 @@
+package kyma_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/testenv"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/options"
+	"github.com/lifecycle-manager/kcp-operator/internal/setup"
+)
+
+// The suite runs the whole operator against two real API servers: the KCP
+// and one runtime that every test shares, each test in its own runtime
+// namespace (the sync-namespace annotation), as the scale harness does.
+var (
+	kcp, runtimeEnv *testenv.Env
+	runtimeConfig   []byte
+	metricsRegistry *prometheus.Registry
+	// operatorClient reads through the operator's cache, with its indexes.
+	operatorClient client.Client
+)
+
+const (
+	kcpNamespace = "kcp-system"
+	timeout      = 30 * time.Second
+	tick         = 100 * time.Millisecond
+)
+
+func TestMain(m *testing.M) {
+	code, err := runSuite(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "suite:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func runSuite(m *testing.M) (int, error) {
+	var err error
+	if kcp, err = testenv.Start(testenv.Options{}); err != nil {
+		return 1, err
+	}
+	defer func() { _ = kcp.Stop() }()
+	if runtimeEnv, err = testenv.Start(testenv.Options{WithoutAPICRDs: true}); err != nil {
+		return 1, err
+	}
+	defer func() { _ = runtimeEnv.Stop() }()
+	if runtimeConfig, err = runtimeEnv.Kubeconfig("lifecycle-manager", "system:masters"); err != nil {
+		return 1, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := kcp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kcpNamespace}}); err != nil {
+		return 1, err
+	}
+	done, err := startOperator(ctx, kcp)
+	if err != nil {
+		return 1, err
+	}
+	code := m.Run()
+	cancel()
+	<-done
+	return code, nil
+}
+
+// testOptions are production options with short intervals where a test
+// would otherwise wait, and a success resync long enough that only events
+// can explain a reaction.
+func testOptions() options.Options {
+	opts := options.Default()
+	opts.Namespaces = []string{kcpNamespace}
+	opts.LeaderElect = false
+	opts.MetricsAddr, opts.HealthAddr = "0", "0"
+	opts.RequeueSuccess = time.Hour
+	opts.RequeueBusy = 500 * time.Millisecond
+	opts.RequeueError = time.Second
+	opts.RequeueWarning = time.Second
+	opts.TemplateChangeSpread = 0
+	opts.RuntimeTimeout = 5 * time.Second
+	opts.RateLimiterMaxDelay = 2 * time.Second
+	return opts
+}
+
+func startOperator(ctx context.Context, env *testenv.Env) (<-chan struct{}, error) {
+	log := funcr.New(func(prefix, args string) {
+		if os.Getenv("TEST_OPERATOR_LOGS") != "" {
+			fmt.Fprintln(os.Stderr, prefix, args)
+		}
+	}, funcr.Options{Verbosity: 1})
+	ctrl.SetLogger(log)
+	metricsRegistry = prometheus.NewRegistry()
+	op, err := setup.New(ctx, env.Config, testOptions(), metricsRegistry, log)
+	if err != nil {
+		return nil, err
+	}
+	operatorClient = op.Manager.GetClient()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := op.Manager.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "operator stopped:", err)
+		}
+	}()
+	return done, nil
+}
+
+// newKyma creates an access Secret and a Kyma whose runtime side lives in
+// its own namespace of the shared runtime API server.
+func newKyma(t *testing.T, name string, mutate ...func(*v1beta2.Kyma)) {
+	t.Helper()
+	newKymaWithKubeconfig(t, name, runtimeConfig, mutate...)
+}
+
+func newKymaWithKubeconfig(t *testing.T, name string, kubeconfig []byte, mutate ...func(*v1beta2.Kyma)) {
+	t.Helper()
+	putKubeconfig(t, name, kubeconfig)
+	kyma := &v1beta2.Kyma{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: kcpNamespace,
+			Annotations: map[string]string{shared.SyncNamespaceAnnotation: name},
+			Labels:      map[string]string{shared.RuntimeIDLabel: "runtime-" + name},
+		},
+		Spec: v1beta2.KymaSpec{Channel: "regular"},
+	}
+	for _, m := range mutate {
+		m(kyma)
+	}
+	require.NoError(t, kcp.Client.Create(t.Context(), kyma))
+}
+
+// putKubeconfig creates or replaces the access Secret of a Kyma.
+func putKubeconfig(t *testing.T, kyma string, kubeconfig []byte) {
+	t.Helper()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: "kubeconfig-" + kyma, Namespace: kcpNamespace,
+		Labels: map[string]string{shared.KymaNameLabel: kyma},
+	}}
+	_, err := ctrl.CreateOrUpdate(t.Context(), kcp.Client, secret, func() error {
+		secret.Data = map[string][]byte{shared.KubeconfigSecretKey: kubeconfig}
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+// module publishes a ModuleTemplate whose descriptor points at a layer in
+// a registry; part 1 of the operator never fetches it.
+type module struct {
+	name, version, channel string
+	mandatory              bool
+	labels                 map[string]string
+	data                   map[string]any
+	templateName           string
+}
+
+func publish(t *testing.T, m module) {
+	t.Helper()
+	desc := map[string]any{
+		"meta": map[string]any{"schemaVersion": "v2"},
+		"component": map[string]any{
+			"name": "kyma-project.io/module/" + m.name, "version": m.version, "provider": "test",
+			"repositoryContexts": []any{map[string]any{"type": "OCIRegistry", "baseUrl": "registry.test/modules", "componentNameMapping": "urlPath"}},
+			"resources": []any{map[string]any{
+				"name": "raw-manifest", "type": "directory", "relation": "local", "version": m.version,
+				"access": map[string]any{"type": "localBlob", "localReference": "sha256:" + strings.Repeat("ab", 32), "mediaType": "application/x-tar"},
+			}},
+		},
+	}
+	raw, err := json.Marshal(desc)
+	require.NoError(t, err)
+	name := m.templateName
+	if name == "" {
+		name = m.name + "-" + m.version
+	}
+	tmpl := &v1beta2.ModuleTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kcpNamespace, Labels: m.labels},
+		Spec: v1beta2.ModuleTemplateSpec{
+			ModuleName: m.name, Version: m.version, Channel: m.channel, Mandatory: m.mandatory,
+			Descriptor: runtime.RawExtension{Raw: raw},
+		},
+	}
+	if m.data != nil {
+		tmpl.Spec.Data = &unstructured.Unstructured{Object: m.data}
+	}
+	require.NoError(t, kcp.Client.Create(t.Context(), tmpl))
+}
+
+func releaseMeta(t *testing.T, module string, channels map[string]string, mutate ...func(*v1beta2.ModuleReleaseMeta)) {
+	t.Helper()
+	mrm := &v1beta2.ModuleReleaseMeta{
+		ObjectMeta: metav1.ObjectMeta{Name: module, Namespace: kcpNamespace},
+		Spec:       v1beta2.ModuleReleaseMetaSpec{ModuleName: module, OcmComponentName: "kyma-project.io/module/" + module},
+	}
+	for c, v := range channels {
+		mrm.Spec.Channels = append(mrm.Spec.Channels, v1beta2.ChannelVersionAssignment{Channel: c, Version: v})
+	}
+	for _, m := range mutate {
+		m(mrm)
+	}
+	require.NoError(t, kcp.Client.Create(t.Context(), mrm))
+}
+
+func getKyma(t *testing.T, name string) *v1beta2.Kyma {
+	t.Helper()
+	k := &v1beta2.Kyma{}
+	require.NoError(t, kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: name}, k))
+	return k
+}
+
+func runtimeKyma(t *testing.T, name string) (*v1beta2.Kyma, error) {
+	t.Helper()
+	k := &v1beta2.Kyma{}
+	err := runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: name, Name: shared.DefaultRuntimeKymaName}, k)
+	return k, err
+}
+
+// eventuallyKyma waits until check passes on the KCP Kyma, and shows the
+// last status when it does not.
+func eventuallyKyma(t *testing.T, name string, what string, check func(*v1beta2.Kyma) bool) *v1beta2.Kyma {
+	t.Helper()
+	var last *v1beta2.Kyma
+	ok := waitFor(timeout, func() bool {
+		k := &v1beta2.Kyma{}
+		if err := kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: name}, k); err != nil {
+			return false
+		}
+		last = k
+		return check(k)
+	})
+	if !ok {
+		status, _ := json.MarshalIndent(last, "", "  ")
+		require.FailNow(t, "Kyma "+name+" never reached: "+what, string(status))
+	}
+	return last
+}
+
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(tick)
+	}
+}
+
+// markManifestReady plays the Manifest controller (a later part of the
+// operator) for tests that need Ready modules.
+func markManifestReady(t *testing.T, name string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		mf := &v1beta2.Manifest{}
+		if err := kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: name}, mf); err != nil {
+			return false
+		}
+		mf.Status.State = shared.StateReady
+		mf.Status.LastOperation = shared.LastOperation{Operation: "installed", LastUpdateTime: metav1.Now()}
+		return kcp.Client.Status().Update(t.Context(), mf) == nil
+	}, timeout, tick)
+}
+
+func moduleStatus(k *v1beta2.Kyma, name string) *v1beta2.ModuleStatus {
+	for i := range k.Status.Modules {
+		if k.Status.Modules[i].Name == name {
+			return &k.Status.Modules[i]
+		}
+	}
+	return nil
+}
+
+// nudge enqueues a Kyma the way the push path does when its runtime
+// changes: the agent and the listener (a later part) are not running in
+// this suite, and the resync is an hour away.
+func nudge(t *testing.T, name string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		k := getKyma(t, name)
+		k.Labels["test.lifecycle-manager/nudge"] = fmt.Sprint(time.Now().UnixNano())
+		return kcp.Client.Update(t.Context(), k) == nil
+	}, timeout, tick)
+}

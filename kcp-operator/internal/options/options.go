@@ -1,0 +1,162 @@
+package options
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Options are the operator's settings.
+type Options struct {
+	Kubeconfig       string
+	MetricsAddr      string
+	HealthAddr       string
+	PprofAddr        string
+	LeaderElect      bool
+	LeaderElectionID string
+	LeaderElectionNS string
+	Namespaces       []string
+	ShutdownTimeout  time.Duration
+
+	SingleCluster bool
+
+	KCPQPS         float32
+	KCPBurst       int
+	RuntimeQPS     float32
+	RuntimeBurst   int
+	RuntimeTimeout time.Duration
+	RuntimeIdleTTL time.Duration
+
+	KymaConcurrency    int
+	CatalogConcurrency int
+
+	RequeueSuccess time.Duration
+	RequeueBusy    time.Duration
+	RequeueWarning time.Duration
+	RequeueError   time.Duration
+	RequeueJitter  float64
+
+	TemplateChangeSpread time.Duration
+
+	RateLimiterBaseDelay time.Duration
+	RateLimiterMaxDelay  time.Duration
+	RateLimiterQPS       float64
+	RateLimiterBurst     int
+}
+
+// Default returns the defaults, tuned for a KCP with thousands of runtimes
+// where the push path brings changes and the resync is the safety net.
+func Default() Options {
+	return Options{
+		MetricsAddr:      ":8080",
+		HealthAddr:       ":8081",
+		LeaderElect:      true,
+		LeaderElectionID: "lifecycle-manager.operator.kyma-project.io",
+		Namespaces:       []string{"kcp-system"},
+		ShutdownTimeout:  30 * time.Second,
+
+		KCPQPS:         150,
+		KCPBurst:       300,
+		RuntimeQPS:     20,
+		RuntimeBurst:   40,
+		RuntimeTimeout: 30 * time.Second,
+		RuntimeIdleTTL: 30 * time.Minute,
+
+		KymaConcurrency:    8,
+		CatalogConcurrency: 4,
+
+		RequeueSuccess: 30 * time.Minute,
+		RequeueBusy:    5 * time.Second,
+		RequeueWarning: 2 * time.Minute,
+		RequeueError:   time.Minute,
+		RequeueJitter:  0.1,
+
+		TemplateChangeSpread: 2 * time.Minute,
+
+		RateLimiterBaseDelay: 500 * time.Millisecond,
+		RateLimiterMaxDelay:  5 * time.Minute,
+		RateLimiterQPS:       100,
+		RateLimiterBurst:     500,
+	}
+}
+
+// Bind registers the flags on fs with o's current values as defaults.
+func (o *Options) Bind(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the KCP; empty means KUBECONFIG, then the in-cluster config.")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address of the Prometheus metrics endpoint; 0 disables it.")
+	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "Address of the /healthz and /readyz endpoints.")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "Address of the pprof endpoint; empty disables it.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so that only one replica reconciles.")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "Name of the leader election Lease.")
+	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", o.LeaderElectionNS, "Namespace of the leader election Lease; empty means the first watched namespace.")
+	fs.StringSliceVar(&o.Namespaces, "namespaces", o.Namespaces, "KCP namespaces the operator watches (Kymas, templates, Secrets); the cache holds nothing else.")
+	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout, "How long running reconciles and servers get to finish on shutdown.")
+
+	fs.BoolVar(&o.SingleCluster, "single-cluster", o.SingleCluster, "Treat the KCP itself as every Kyma's runtime (local use).")
+
+	fs.Float32Var(&o.KCPQPS, "kcp-qps", o.KCPQPS, "Requests per second to the KCP API server.")
+	fs.IntVar(&o.KCPBurst, "kcp-burst", o.KCPBurst, "Burst of requests to the KCP API server.")
+	fs.Float32Var(&o.RuntimeQPS, "runtime-qps", o.RuntimeQPS, "Requests per second to each runtime API server.")
+	fs.IntVar(&o.RuntimeBurst, "runtime-burst", o.RuntimeBurst, "Burst of requests to each runtime API server.")
+	fs.DurationVar(&o.RuntimeTimeout, "runtime-timeout", o.RuntimeTimeout, "Timeout of each request to a runtime API server.")
+	fs.DurationVar(&o.RuntimeIdleTTL, "runtime-client-idle-ttl", o.RuntimeIdleTTL, "Runtime clients unused for this long are dropped.")
+
+	fs.IntVar(&o.KymaConcurrency, "kyma-concurrency", o.KymaConcurrency, "Kymas reconciled in parallel.")
+	fs.IntVar(&o.CatalogConcurrency, "catalog-concurrency", o.CatalogConcurrency, "Module catalogs synced into runtimes in parallel.")
+
+	fs.DurationVar(&o.RequeueSuccess, "requeue-success", o.RequeueSuccess, "Resync of a Ready Kyma; the push path brings changes sooner.")
+	fs.DurationVar(&o.RequeueBusy, "requeue-busy", o.RequeueBusy, "Requeue of a Kyma whose modules are still being installed or deleted.")
+	fs.DurationVar(&o.RequeueWarning, "requeue-warning", o.RequeueWarning, "Requeue of a Kyma in Warning.")
+	fs.DurationVar(&o.RequeueError, "requeue-error", o.RequeueError, "Requeue of a Kyma in Error.")
+	fs.Float64Var(&o.RequeueJitter, "requeue-jitter", o.RequeueJitter, "Random share added to every requeue interval (0.1 = up to +10%), so that Kymas do not resync in lockstep.")
+	fs.DurationVar(&o.TemplateChangeSpread, "template-change-spread", o.TemplateChangeSpread, "A changed ModuleTemplate or ModuleReleaseMeta re-enqueues its Kymas at random times within this window.")
+
+	fs.DurationVar(&o.RateLimiterBaseDelay, "rate-limiter-base-delay", o.RateLimiterBaseDelay, "First retry delay of a failed reconcile (doubles per failure).")
+	fs.DurationVar(&o.RateLimiterMaxDelay, "rate-limiter-max-delay", o.RateLimiterMaxDelay, "Largest retry delay of a failed reconcile.")
+	fs.Float64Var(&o.RateLimiterQPS, "rate-limiter-qps", o.RateLimiterQPS, "Overall retries per second of each controller (token bucket).")
+	fs.IntVar(&o.RateLimiterBurst, "rate-limiter-burst", o.RateLimiterBurst, "Burst of the retry token bucket.")
+}
+
+// Validate reports every invalid setting at once.
+func (o *Options) Validate() error {
+	var errs []error
+	positive := map[string]time.Duration{
+		"--runtime-timeout": o.RuntimeTimeout, "--runtime-client-idle-ttl": o.RuntimeIdleTTL,
+		"--requeue-success": o.RequeueSuccess, "--requeue-busy": o.RequeueBusy,
+		"--requeue-warning": o.RequeueWarning, "--requeue-error": o.RequeueError,
+		"--rate-limiter-base-delay": o.RateLimiterBaseDelay, "--rate-limiter-max-delay": o.RateLimiterMaxDelay,
+		"--shutdown-timeout": o.ShutdownTimeout,
+	}
+	for name, d := range positive {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+		}
+	}
+	counts := map[string]int{
+		"--kyma-concurrency": o.KymaConcurrency, "--catalog-concurrency": o.CatalogConcurrency,
+		"--kcp-burst": o.KCPBurst, "--runtime-burst": o.RuntimeBurst, "--rate-limiter-burst": o.RateLimiterBurst,
+	}
+	for name, n := range counts {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", name, n))
+		}
+	}
+	if o.KCPQPS <= 0 || o.RuntimeQPS <= 0 || o.RateLimiterQPS <= 0 {
+		errs = append(errs, errors.New("--kcp-qps, --runtime-qps and --rate-limiter-qps must be positive"))
+	}
+	if o.RequeueJitter < 0 || o.RequeueJitter > 1 {
+		errs = append(errs, fmt.Errorf("--requeue-jitter must be between 0 and 1, got %g", o.RequeueJitter))
+	}
+	if o.TemplateChangeSpread < 0 {
+		errs = append(errs, fmt.Errorf("--template-change-spread must not be negative, got %s", o.TemplateChangeSpread))
+	}
+	if o.RateLimiterMaxDelay < o.RateLimiterBaseDelay {
+		errs = append(errs, errors.New("--rate-limiter-max-delay must not be below --rate-limiter-base-delay"))
+	}
+	if len(o.Namespaces) == 0 {
+		errs = append(errs, errors.New("--namespaces must name at least one KCP namespace"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,55 @@
+package options_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lifecycle-manager/kcp-operator/internal/options"
+)
+
+func TestReadmeListsEveryFlag(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	o := options.Default()
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	o.Bind(fs)
+	fs.VisitAll(func(f *pflag.Flag) {
+		assert.Contains(t, string(readme), "`--"+f.Name+"`", "README.md does not document --%s", f.Name)
+	})
+}
+
+func TestDefaultsAreValid(t *testing.T) {
+	o := options.Default()
+	require.NoError(t, o.Validate())
+}
+
+func TestFlagsOverrideDefaults(t *testing.T) {
+	o := options.Default()
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	o.Bind(fs)
+	require.NoError(t, fs.Parse([]string{"--namespaces=a,b", "--requeue-success=2h", "--single-cluster"}))
+	assert.Equal(t, []string{"a", "b"}, o.Namespaces)
+	assert.Equal(t, 2*time.Hour, o.RequeueSuccess)
+	assert.True(t, o.SingleCluster)
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	o := options.Default()
+	o.RequeueBusy = 0
+	o.KymaConcurrency = 0
+	o.RequeueJitter = 2
+	o.Namespaces = nil
+	o.RateLimiterMaxDelay = time.Millisecond
+	err := o.Validate()
+	require.Error(t, err)
+	for _, want := range []string{"--requeue-busy must be positive", "--kyma-concurrency must be at least 1",
+		"--requeue-jitter", "--namespaces", "--rate-limiter-max-delay"} {
+		assert.True(t, strings.Contains(err.Error(), want), "missing %q in %v", want, err)
+	}
+}

@@ -1,0 +1,260 @@
+package remote
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+)
+
+// Options tune the runtime clients.
+type Options struct {
+	// QPS and Burst are the request budget of each runtime client.
+	QPS   float32
+	Burst int
+	// Timeout bounds every request to a runtime.
+	Timeout time.Duration
+	// IdleTTL drops clients unused for this long.
+	IdleTTL time.Duration
+	// SingleCluster makes the KCP its own runtime (local use).
+	SingleCluster bool
+	// UserAgent identifies the operator to the runtimes.
+	UserAgent string
+}
+
+// ErrNoKubeconfig means the KCP has no usable access Secret for a Kyma.
+var ErrNoKubeconfig = errors.New("no runtime kubeconfig")
+
+const localKey = "single-cluster"
+
+// Cache hands out runtime clients; see the package doc.
+type Cache struct {
+	kcp     client.Reader
+	local   *rest.Config
+	scheme  *runtime.Scheme
+	opts    Options
+	metrics *Metrics
+	log     logr.Logger
+	now     func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]*entry
+}
+
+type entry struct {
+	client   client.Client
+	facts    *Facts
+	lastUsed time.Time
+}
+
+// Runtime is the client for one Kyma's runtime.
+type Runtime struct {
+	client.Client
+	// Namespace is the runtime-side namespace of the Kyma.
+	Namespace string
+	// Facts remembers what is known to be in place in this runtime while
+	// the client lives, so that unchanged things cost no requests.
+	Facts *Facts
+
+	key string
+}
+
+// New returns a Cache. kcp reads the access Secrets (a cached client is
+// fine); local is the KCP's own config for single-cluster mode.
+func New(kcp client.Reader, local *rest.Config, scheme *runtime.Scheme, opts Options, m *Metrics, log logr.Logger) *Cache {
+	return &Cache{
+		kcp: kcp, local: local, scheme: scheme, opts: opts, metrics: m, log: log,
+		now: time.Now, entries: map[string]*entry{},
+	}
+}
+
+// For returns the client for kyma's runtime.
+func (c *Cache) For(ctx context.Context, kyma *v1beta2.Kyma) (*Runtime, error) {
+	ns := RuntimeNamespace(kyma)
+	if c.opts.SingleCluster {
+		e, err := c.entry(localKey, func() (*rest.Config, error) { return rest.CopyConfig(c.local), nil })
+		if err != nil {
+			return nil, err
+		}
+		return &Runtime{Client: e.client, Namespace: ns, Facts: e.facts, key: localKey}, nil
+	}
+	kubeconfig, err := c.kubeconfig(ctx, kyma)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(kubeconfig)
+	key := hex.EncodeToString(sum[:])
+	e, err := c.entry(key, func() (*rest.Config, error) {
+		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("runtime kubeconfig of Kyma %s/%s is invalid: %w", kyma.Namespace, kyma.Name, err)
+		}
+		return cfg, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Runtime{Client: e.client, Namespace: ns, Facts: e.facts, key: key}, nil
+}
+
+// Forget drops rt's client when err shows it is broken (connection, TLS,
+// authorization); the next For builds a new one from the current Secret.
+// It returns whether it did.
+func (c *Cache) Forget(rt *Runtime, err error) bool {
+	reason, broken := Classify(err)
+	if !broken || rt == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[rt.key]; !ok {
+		return false
+	}
+	delete(c.entries, rt.key)
+	c.metrics.evicted(string(reason), len(c.entries))
+	return true
+}
+
+// Start drops idle clients until ctx ends; it is a manager.Runnable.
+func (c *Cache) Start(ctx context.Context) error {
+	if c.opts.IdleTTL <= 0 {
+		<-ctx.Done()
+		return nil
+	}
+	t := time.NewTicker(c.opts.IdleTTL / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			c.expireIdle()
+		}
+	}
+}
+
+// Len returns the number of cached clients.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+func (c *Cache) expireIdle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cutoff := c.now().Add(-c.opts.IdleTTL)
+	for key, e := range c.entries {
+		if e.lastUsed.Before(cutoff) {
+			delete(c.entries, key)
+			c.metrics.evicted("idle", len(c.entries))
+		}
+	}
+}
+
+func (c *Cache) entry(key string, config func() (*rest.Config, error)) (*entry, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok {
+		e.lastUsed = c.now()
+		return e, nil
+	}
+	cfg, err := config()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := c.newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e := &entry{client: cl, facts: &Facts{}, lastUsed: c.now()}
+	c.entries[key] = e
+	c.metrics.size(len(c.entries))
+	return e, nil
+}
+
+func (c *Cache) newClient(cfg *rest.Config) (client.Client, error) {
+	cfg.QPS, cfg.Burst, cfg.Timeout = c.opts.QPS, c.opts.Burst, c.opts.Timeout
+	if c.opts.UserAgent != "" {
+		cfg.UserAgent = c.opts.UserAgent
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the runtime HTTP client: %w", err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("building the runtime REST mapper: %w", err)
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: c.scheme, Mapper: mapper, HTTPClient: httpClient})
+	if err != nil {
+		return nil, fmt.Errorf("building the runtime client: %w", err)
+	}
+	return cl, nil
+}
+
+func (c *Cache) kubeconfig(ctx context.Context, kyma *v1beta2.Kyma) ([]byte, error) {
+	var secrets corev1.SecretList
+	err := c.kcp.List(ctx, &secrets, client.InNamespace(kyma.Namespace),
+		client.MatchingLabels{shared.KymaNameLabel: kyma.Name})
+	if err != nil {
+		return nil, fmt.Errorf("listing the access Secrets of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
+	}
+	var found []corev1.Secret
+	for _, s := range secrets.Items {
+		if _, ok := s.Data[shared.KubeconfigSecretKey]; ok {
+			found = append(found, s)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("%w: no Secret in namespace %s labelled %s=%s has the key %q",
+			ErrNoKubeconfig, kyma.Namespace, shared.KymaNameLabel, kyma.Name, shared.KubeconfigSecretKey)
+	case 1:
+		return found[0].Data[shared.KubeconfigSecretKey], nil
+	default:
+		return nil, fmt.Errorf("%w: %d Secrets in namespace %s labelled %s=%s have the key %q, want one",
+			ErrNoKubeconfig, len(found), kyma.Namespace, shared.KymaNameLabel, kyma.Name, shared.KubeconfigSecretKey)
+	}
+}
+
+// RuntimeNamespace is the runtime-side namespace of kyma: kyma-system, or
+// the sync-namespace annotation.
+func RuntimeNamespace(kyma *v1beta2.Kyma) string {
+	if ns := kyma.Annotations[shared.SyncNamespaceAnnotation]; ns != "" {
+		return ns
+	}
+	return shared.DefaultRuntimeNamespace
+}
+
+// Facts is a small concurrent memo of what a runtime is known to hold.
+type Facts struct {
+	m sync.Map
+}
+
+// Recall returns the remembered value of key.
+func (f *Facts) Recall(key string) string {
+	v, _ := f.m.Load(key)
+	s, _ := v.(string)
+	return s
+}
+
+// Remember stores value under key.
+func (f *Facts) Remember(key, value string) { f.m.Store(key, value) }
+
+// Forget drops key.
+func (f *Facts) Forget(key string) { f.m.Delete(key) }
