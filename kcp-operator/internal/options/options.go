@@ -39,6 +39,7 @@ type Options struct {
 	RequeueJitter  float64
 
 	TemplateChangeSpread time.Duration
+	PurgeGracePeriod     time.Duration
 
 	RateLimiterBaseDelay time.Duration
 	RateLimiterMaxDelay  time.Duration
@@ -74,6 +75,7 @@ func Default() Options {
 		RequeueJitter:  0.1,
 
 		TemplateChangeSpread: 2 * time.Minute,
+		PurgeGracePeriod:     5 * time.Minute,
 
 		RateLimiterBaseDelay: 500 * time.Millisecond,
 		RateLimiterMaxDelay:  5 * time.Minute,
@@ -113,6 +115,8 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.RequeueJitter, "requeue-jitter", o.RequeueJitter, "Random share added to every requeue interval (0.1 = up to +10%), so that Kymas do not resync in lockstep.")
 	fs.DurationVar(&o.TemplateChangeSpread, "template-change-spread", o.TemplateChangeSpread, "A changed ModuleTemplate or ModuleReleaseMeta re-enqueues its Kymas at random times within this window.")
 
+	fs.DurationVar(&o.PurgeGracePeriod, "purge-grace-period", o.PurgeGracePeriod, "A Kyma still being deleted after this long is purged.")
+
 	fs.DurationVar(&o.RateLimiterBaseDelay, "rate-limiter-base-delay", o.RateLimiterBaseDelay, "First retry delay of a failed reconcile (doubles per failure).")
 	fs.DurationVar(&o.RateLimiterMaxDelay, "rate-limiter-max-delay", o.RateLimiterMaxDelay, "Largest retry delay of a failed reconcile.")
 	fs.Float64Var(&o.RateLimiterQPS, "rate-limiter-qps", o.RateLimiterQPS, "Overall retries per second of each controller (token bucket).")
@@ -127,7 +131,7 @@ func (o *Options) Validate() error {
 		"--requeue-success": o.RequeueSuccess, "--requeue-busy": o.RequeueBusy,
 		"--requeue-warning": o.RequeueWarning, "--requeue-error": o.RequeueError,
 		"--rate-limiter-base-delay": o.RateLimiterBaseDelay, "--rate-limiter-max-delay": o.RateLimiterMaxDelay,
-		"--shutdown-timeout": o.ShutdownTimeout,
+		"--shutdown-timeout": o.ShutdownTimeout, "--purge-grace-period": o.PurgeGracePeriod,
 	}
 	for name, d := range positive {
 		if d <= 0 {

@@ -28,6 +28,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	catalogctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/catalog"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
+	purgectrl "github.com/lifecycle-manager/kcp-operator/internal/controller/purge"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
@@ -149,7 +150,18 @@ func addControllers(ctx context.Context, mgr manager.Manager, runtimes *remote.C
 	cat := &catalogctrl.Reconciler{
 		KCP: mgr.GetClient(), Runtimes: runtimes, Resync: opts.RequeueSuccess, Retry: opts.RequeueError,
 	}
-	return cat.SetupWithManager(mgr, controllerOptions(opts, opts.CatalogConcurrency), opts.TemplateChangeSpread)
+	if err := cat.SetupWithManager(mgr, controllerOptions(opts, opts.CatalogConcurrency), opts.TemplateChangeSpread); err != nil {
+		return err
+	}
+	purgeMetrics, err := purgectrl.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	purge := &purgectrl.Reconciler{
+		KCP: mgr.GetClient(), Runtimes: runtimes, Events: mgr.GetEventRecorder("lifecycle-manager-purge"),
+		Metrics: purgeMetrics, Grace: opts.PurgeGracePeriod, Cleanups: kyma.Cleanups,
+	}
+	return purge.SetupWithManager(mgr, controllerOptions(opts, 2))
 }
 
 // controllerOptions gives each controller its own rate limiter: per-item

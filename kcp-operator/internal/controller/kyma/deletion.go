@@ -92,11 +92,15 @@ func (r *Reconciler) deleteManifests(ctx context.Context, kyma *v1beta2.Kyma) ([
 	return names, nil
 }
 
-// cleanupRuntime removes the runtime Kyma, the catalog, what the cleanups
+func (r *Reconciler) cleanupRuntime(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) error {
+	return CleanupRuntime(ctx, kyma, rt, r.Cleanups)
+}
+
+// CleanupRuntime removes the runtime Kyma, the catalog, what the cleanups
 // registered by other parts placed there, and our CRDs unless other Kymas
 // still use them (runtimes may share an API server).
-func (r *Reconciler) cleanupRuntime(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) error {
-	for _, cleanup := range r.Cleanups {
+func CleanupRuntime(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, cleanups []RuntimeCleanup) error {
+	for _, cleanup := range cleanups {
 		if err := cleanup(ctx, kyma, rt); err != nil {
 			return err
 		}

@@ -38,6 +38,7 @@ var (
 )
 
 const (
+	purgeGrace   = 10 * time.Second
 	kcpNamespace = "kcp-system"
 	timeout      = 30 * time.Second
 	tick         = 100 * time.Millisecond
@@ -95,6 +96,7 @@ func testOptions() options.Options {
 	opts.TemplateChangeSpread = 0
 	opts.RuntimeTimeout = 5 * time.Second
 	opts.RateLimiterMaxDelay = 2 * time.Second
+	opts.PurgeGracePeriod = purgeGrace
 	return opts
 }
 

@@ -1,0 +1,97 @@
+package kyma_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+)
+
+// stuckManifest makes a Kyma's Manifest look like one whose module cannot
+// be removed: it carries the Manifest controller's finalizer and lists a
+// ConfigMap it placed in the runtime.
+func stuckManifest(t *testing.T, kyma, manifest string) *corev1.ConfigMap {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "module-config", Namespace: kyma}}
+	require.NoError(t, runtimeEnv.Client.Create(t.Context(), cm))
+	require.Eventually(t, func() bool {
+		mf, err := getManifest(t, manifest)
+		if err != nil {
+			return false
+		}
+		mf.Finalizers = append(mf.Finalizers, shared.ManifestFinalizer)
+		if kcp.Client.Update(t.Context(), mf) != nil {
+			return false
+		}
+		mf.Status.Synced = []shared.Resource{{Name: cm.Name, Namespace: cm.Namespace,
+			GroupVersionKind: metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}}}
+		return kcp.Client.Status().Update(t.Context(), mf) == nil
+	}, timeout, tick)
+	return cm
+}
+
+func TestPurgeAfterTheGracePeriod(t *testing.T) {
+	publish(t, module{name: "uniform", version: "1.0.0"})
+	releaseMeta(t, "uniform", map[string]string{"regular": "1.0.0"})
+	newKyma(t, "purge-bystander")
+	newKyma(t, "purge-reachable", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "uniform"}} })
+	newKyma(t, "purge-unreachable", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "uniform"}} })
+	eventuallyKyma(t, "purge-bystander", "Ready", stateIs(shared.StateReady))
+	cm := stuckManifest(t, "purge-reachable", "purge-reachable-uniform")
+	stuckManifest(t, "purge-unreachable", "purge-unreachable-uniform")
+	putKubeconfig(t, "purge-unreachable", closedPortKubeconfig(t))
+
+	deleted := time.Now()
+	require.NoError(t, kcp.Client.Delete(t.Context(), getKyma(t, "purge-reachable")))
+	require.NoError(t, kcp.Client.Delete(t.Context(), getKyma(t, "purge-unreachable")))
+	eventuallyKyma(t, "purge-reachable", "Deleting", stateIs(shared.StateDeleting))
+
+	for _, name := range []string{"purge-reachable", "purge-unreachable"} {
+		require.Eventually(t, func() bool {
+			err := kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: name}, &v1beta2.Kyma{})
+			return apierrors.IsNotFound(err)
+		}, purgeGrace+timeout, tick, "%s is purged", name)
+		_, err := getManifest(t, name+"-uniform")
+		assert.True(t, apierrors.IsNotFound(err), "the stuck Manifest of %s goes too", name)
+		assert.True(t, hasEvent(t, name, "Purged"))
+	}
+	// deletionTimestamp has whole seconds, so the grace may end up to 1s early.
+	assert.GreaterOrEqual(t, time.Since(deleted), purgeGrace-time.Second, "not before the grace period")
+
+	err := runtimeEnv.Client.Get(t.Context(), client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
+	assert.True(t, apierrors.IsNotFound(err), "the module resource in the reachable runtime is removed")
+	_, err = runtimeKyma(t, "purge-reachable")
+	assert.True(t, apierrors.IsNotFound(err), "the runtime Kyma is removed")
+
+	bystander := getKyma(t, "purge-bystander")
+	assert.Contains(t, bystander.Finalizers, shared.KymaFinalizer, "a Kyma that is not being deleted is never purged")
+	assert.Equal(t, shared.StateReady, bystander.Status.State)
+	assert.Equal(t, float64(2), counterValue(t, "lifecycle_manager_kyma_purges_total", "purged"))
+}
+
+func counterValue(t *testing.T, name, result string) float64 {
+	t.Helper()
+	families, err := metricsRegistry.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == result {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,198 @@
+package purge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+)
+
+// Reconciler purges Kymas stuck in deletion.
+type Reconciler struct {
+	KCP      client.Client
+	Runtimes *remote.Cache
+	Events   events.EventRecorder
+	Metrics  *Metrics
+	// Grace is how long a deletion may take before it is purged.
+	Grace time.Duration
+	// Cleanups remove what other parts placed in runtimes (the agent).
+	Cleanups []kymactrl.RuntimeCleanup
+}
+
+// ownFinalizers are the finalizers the operator puts on Kymas and Manifests.
+var ownFinalizers = []string{shared.KymaFinalizer, shared.ManifestFinalizer, shared.PurgeFinalizer}
+
+// Reconcile purges the Kyma once its deletion is older than the grace period.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	kyma := &v1beta2.Kyma{}
+	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if kyma.DeletionTimestamp.IsZero() || kyma.SkipsReconciliation() || !hasOwnFinalizer(kyma) {
+		return ctrl.Result{}, nil
+	}
+	if wait := time.Until(kyma.DeletionTimestamp.Add(r.Grace)); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	runtimeNote, err := r.purge(ctx, kyma)
+	if err != nil {
+		r.Metrics.purged("failed")
+		return ctrl.Result{}, err
+	}
+	r.Metrics.purged("purged")
+	r.Events.Eventf(kyma, nil, corev1.EventTypeWarning, "Purged", "Purge",
+		"deletion did not finish within %s; purged (%s)", r.Grace, runtimeNote)
+	return ctrl.Result{}, nil
+}
+
+// purge cleans the runtime where it can, then drops the finalizers. It
+// returns what happened in the runtime, for the Event.
+func (r *Reconciler) purge(ctx context.Context, kyma *v1beta2.Kyma) (string, error) {
+	var manifests v1beta2.ManifestList
+	if err := r.KCP.List(ctx, &manifests, client.InNamespace(kyma.Namespace),
+		client.MatchingLabels{shared.KymaNameLabel: kyma.Name}); err != nil {
+		return "", fmt.Errorf("listing the Manifests of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
+	}
+	note := "runtime cleaned up"
+	if err := r.cleanRuntime(ctx, kyma, manifests.Items); err != nil {
+		// The purge exists for exactly this case: the KCP side goes anyway.
+		note = "runtime not cleaned up: " + err.Error()
+		log.FromContext(ctx).Info("purging without cleaning the runtime", "reason", err.Error())
+	}
+	for i := range manifests.Items {
+		if err := r.dropFinalizers(ctx, &manifests.Items[i]); err != nil {
+			return "", err
+		}
+	}
+	if err := r.dropFinalizers(ctx, kyma); err != nil {
+		return "", err
+	}
+	return note, nil
+}
+
+func (r *Reconciler) cleanRuntime(ctx context.Context, kyma *v1beta2.Kyma, manifests []v1beta2.Manifest) error {
+	rt, err := r.Runtimes.For(ctx, kyma)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := range manifests {
+		errs = append(errs, removeModuleResources(ctx, rt, &manifests[i]))
+	}
+	errs = append(errs, kymactrl.CleanupRuntime(ctx, kyma, rt, r.Cleanups))
+	err = errors.Join(errs...)
+	if err != nil {
+		r.Runtimes.Forget(rt, err)
+	}
+	return err
+}
+
+// removeModuleResources deletes what a Manifest installed: its default CR,
+// then the synced objects with CRDs last.
+func removeModuleResources(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest) error {
+	var objs []*unstructured.Unstructured
+	if mf.Spec.Resource != nil {
+		objs = append(objs, mf.Spec.Resource.DeepCopy())
+	}
+	synced := slices.Clone(mf.Status.Synced)
+	slices.SortStableFunc(synced, func(a, b shared.Resource) int { return boolInt(isCRD(a)) - boolInt(isCRD(b)) })
+	for _, res := range synced {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
+		u.SetNamespace(res.Namespace)
+		u.SetName(res.Name)
+		objs = append(objs, u)
+	}
+	var errs []error
+	for _, obj := range objs {
+		err := rt.Delete(ctx, obj, client.PropagationPolicy("Background"))
+		if err != nil && !meta.IsNoMatchError(err) && client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isCRD(r shared.Resource) bool {
+	return r.Group == "apiextensions.k8s.io" && r.Kind == "CustomResourceDefinition"
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func hasOwnFinalizer(obj client.Object) bool {
+	return slices.ContainsFunc(obj.GetFinalizers(), func(f string) bool { return slices.Contains(ownFinalizers, f) })
+}
+
+func (r *Reconciler) dropFinalizers(ctx context.Context, obj client.Object) error {
+	if !hasOwnFinalizer(obj) {
+		return nil
+	}
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	for _, f := range ownFinalizers {
+		controllerutil.RemoveFinalizer(obj, f)
+	}
+	if err := r.KCP.Patch(ctx, obj, patch); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("dropping the finalizers of %s: %w", obj.GetName(), err)
+	}
+	return nil
+}
+
+// SetupWithManager registers the controller; it sees only Kymas in deletion.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("purge").
+		For(&v1beta2.Kyma{}).
+		WithEventFilter(deleting{}).
+		WithOptions(opts).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("setting up the purge controller: %w", err)
+	}
+	return nil
+}
+
+// Metrics of the purge controller.
+type Metrics struct {
+	purges *prometheus.CounterVec
+}
+
+// NewMetrics registers the purge metrics on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{purges: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "lifecycle_manager_kyma_purges_total",
+		Help: "Kymas purged after their deletion exceeded the grace period, by result.",
+	}, []string{"result"})}
+	if err := reg.Register(m.purges); err != nil {
+		return nil, fmt.Errorf("registering purge metrics: %w", err)
+	}
+	return m, nil
+}
+
+func (m *Metrics) purged(result string) {
+	if m != nil {
+		m.purges.WithLabelValues(result).Inc()
+	}
+}
