@@ -35,6 +35,9 @@ const (
 	SignatureLabel = OperatorGroup + "/signature"
 	// SyncLabel set to "false" on a ModuleTemplate keeps it out of the runtime catalog.
 	SyncLabel = OperatorGroup + "/sync"
+	// WatcherGatewayLabel marks the Istio Gateway of the event endpoint;
+	// Watchers select it by this label (value "default").
+	WatcherGatewayLabel = OperatorGroup + "/watcher-gateway"
 	// ControllerNameLabel selects the controller for a module's Manifest.
 	ControllerNameLabel = OperatorGroup + "/controller-name"
 
@@ -72,6 +75,8 @@ const (
 	// PurgeFinalizer guards Kymas until the Purge controller is done with them.
 	PurgeFinalizer = OperatorGroup + "/purge-finalizer"
 
+	// WatcherGatewayDefault is the WatcherGatewayLabel value of the default Gateway.
+	WatcherGatewayDefault = "default"
 	// WatchedByKymaValue is the WatchedByLabel value of runtime Kymas: the
 	// default Watcher sends their changes to the lifecycle manager.
 	WatchedByKymaValue = "kyma"

@@ -41,6 +41,14 @@ type Options struct {
 	TemplateChangeSpread time.Duration
 	PurgeGracePeriod     time.Duration
 
+	WatcherController    bool
+	GatewayName          string
+	GatewayNamespace     string
+	GatewayHosts         []string
+	GatewaySecret        string
+	GatewaySelector      map[string]string
+	GatewayPort          int64
+
 	RateLimiterBaseDelay time.Duration
 	RateLimiterMaxDelay  time.Duration
 	RateLimiterQPS       float64
@@ -76,6 +84,13 @@ func Default() Options {
 
 		TemplateChangeSpread: 2 * time.Minute,
 		PurgeGracePeriod:     5 * time.Minute,
+
+		WatcherController: true,
+		GatewayName:       "lifecycle-manager-events",
+		GatewayHosts:      []string{"*"},
+		GatewaySecret:     "lifecycle-manager-gateway-tls",
+		GatewaySelector:   map[string]string{"istio": "ingressgateway"},
+		GatewayPort:       443,
 
 		RateLimiterBaseDelay: 500 * time.Millisecond,
 		RateLimiterMaxDelay:  5 * time.Minute,
@@ -116,6 +131,14 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.TemplateChangeSpread, "template-change-spread", o.TemplateChangeSpread, "A changed ModuleTemplate or ModuleReleaseMeta re-enqueues its Kymas at random times within this window.")
 
 	fs.DurationVar(&o.PurgeGracePeriod, "purge-grace-period", o.PurgeGracePeriod, "A Kyma still being deleted after this long is purged.")
+
+	fs.BoolVar(&o.WatcherController, "watcher-controller", o.WatcherController, "Run the Watcher controller (needs the Istio Gateway and VirtualService CRDs in the KCP).")
+	fs.StringVar(&o.GatewayName, "istio-gateway-name", o.GatewayName, "Istio Gateway of the event endpoint that the operator keeps; empty leaves the Gateway to someone else.")
+	fs.StringVar(&o.GatewayNamespace, "istio-gateway-namespace", o.GatewayNamespace, "Namespace of that Gateway; empty means the first watched namespace.")
+	fs.StringSliceVar(&o.GatewayHosts, "istio-gateway-hosts", o.GatewayHosts, "Hosts of that Gateway, e.g. the KCP's event domain.")
+	fs.StringVar(&o.GatewaySecret, "istio-gateway-secret", o.GatewaySecret, "Secret (tls.crt, tls.key, ca.crt) the Gateway uses for mutual TLS.")
+	fs.StringToStringVar(&o.GatewaySelector, "istio-gateway-selector", o.GatewaySelector, "Labels of the Istio ingress gateway pods.")
+	fs.Int64Var(&o.GatewayPort, "istio-gateway-port", o.GatewayPort, "HTTPS port of the Gateway.")
 
 	fs.DurationVar(&o.RateLimiterBaseDelay, "rate-limiter-base-delay", o.RateLimiterBaseDelay, "First retry delay of a failed reconcile (doubles per failure).")
 	fs.DurationVar(&o.RateLimiterMaxDelay, "rate-limiter-max-delay", o.RateLimiterMaxDelay, "Largest retry delay of a failed reconcile.")

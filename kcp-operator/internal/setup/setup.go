@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -29,6 +30,7 @@ import (
 	catalogctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/catalog"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
 	purgectrl "github.com/lifecycle-manager/kcp-operator/internal/controller/purge"
+	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
@@ -37,7 +39,9 @@ import (
 // Scheme returns the types the operator reads and writes.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, v1beta2.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, v1beta2.AddToScheme, networkingv1.AddToScheme,
+	} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("building the scheme: %w", err)
 		}
@@ -161,7 +165,36 @@ func addControllers(ctx context.Context, mgr manager.Manager, runtimes *remote.C
 		KCP: mgr.GetClient(), Runtimes: runtimes, Events: mgr.GetEventRecorder("lifecycle-manager-purge"),
 		Metrics: purgeMetrics, Grace: opts.PurgeGracePeriod, Cleanups: kyma.Cleanups,
 	}
-	return purge.SetupWithManager(mgr, controllerOptions(opts, 2))
+	if err := purge.SetupWithManager(mgr, controllerOptions(opts, 2)); err != nil {
+		return err
+	}
+	if !opts.WatcherController {
+		return nil
+	}
+	return addWatcherController(mgr, opts)
+}
+
+func addWatcherController(mgr manager.Manager, opts options.Options) error {
+	for _, kind := range []string{"Gateway", "VirtualService"} {
+		gvk := networkingv1.SchemeGroupVersion.WithKind(kind)
+		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			return fmt.Errorf("the Istio %s CRD (%s) is not installed in the KCP; install Istio's CRDs or pass --watcher-controller=false: %w",
+				kind, gvk.GroupVersion(), err)
+		}
+	}
+	ns := opts.GatewayNamespace
+	if ns == "" {
+		ns = opts.Namespaces[0]
+	}
+	w := &watcherctrl.Reconciler{
+		KCP: mgr.GetClient(), Events: mgr.GetEventRecorder("lifecycle-manager-watcher"), Retry: opts.RequeueError,
+		Gateway: watcherctrl.GatewayConfig{
+			Name: opts.GatewayName, Namespace: ns, Hosts: opts.GatewayHosts, CredentialName: opts.GatewaySecret,
+			Selector: opts.GatewaySelector, Port: opts.GatewayPort,
+			Labels: map[string]string{shared.WatcherGatewayLabel: shared.WatcherGatewayDefault},
+		},
+	}
+	return w.SetupWithManager(mgr, controllerOptions(opts, 2))
 }
 
 // controllerOptions gives each controller its own rate limiter: per-item

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +15,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/testenv"
@@ -54,8 +58,15 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) (int, error) {
-	var err error
-	if kcp, err = testenv.Start(testenv.Options{}); err != nil {
+	istio, err := istioCRDs()
+	if err != nil {
+		return 1, err
+	}
+	scheme, err := setup.Scheme()
+	if err != nil {
+		return 1, err
+	}
+	if kcp, err = testenv.Start(testenv.Options{CRDs: istio, Scheme: scheme}); err != nil {
 		return 1, err
 	}
 	defer func() { _ = kcp.Stop() }()
@@ -97,6 +108,7 @@ func testOptions() options.Options {
 	opts.RuntimeTimeout = 5 * time.Second
 	opts.RateLimiterMaxDelay = 2 * time.Second
 	opts.PurgeGracePeriod = purgeGrace
+	opts.GatewayName = "events-gateway"
 	return opts
 }
 
@@ -299,4 +311,31 @@ func nudge(t *testing.T, name string) {
 		k.Labels["test.lifecycle-manager/nudge"] = fmt.Sprint(time.Now().UnixNano())
 		return kcp.Client.Update(t.Context(), k) == nil
 	}, timeout, tick)
+}
+
+// istioCRDs reads the Gateway and VirtualService CRDs from the istio.io/api
+// module, which ships Istio's CRD YAML.
+func istioCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "istio.io/api").Output()
+	if err != nil {
+		return nil, fmt.Errorf("locating the istio.io/api module: %w", err)
+	}
+	raw, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "kubernetes", "customresourcedefinitions.gen.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, doc := range strings.Split(string(raw), "\n---") {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal([]byte(doc), crd); err != nil {
+			return nil, fmt.Errorf("decoding Istio CRDs: %w", err)
+		}
+		if crd.Spec.Group == "networking.istio.io" && (crd.Spec.Names.Kind == "Gateway" || crd.Spec.Names.Kind == "VirtualService") {
+			crds = append(crds, crd)
+		}
+	}
+	if len(crds) != 2 {
+		return nil, fmt.Errorf("found %d of the 2 Istio CRDs", len(crds))
+	}
+	return crds, nil
 }
