@@ -41,13 +41,13 @@ type Options struct {
 	TemplateChangeSpread time.Duration
 	PurgeGracePeriod     time.Duration
 
-	WatcherController    bool
-	GatewayName          string
-	GatewayNamespace     string
-	GatewayHosts         []string
-	GatewaySecret        string
-	GatewaySelector      map[string]string
-	GatewayPort          int64
+	WatcherController bool
+	GatewayName       string
+	GatewayNamespace  string
+	GatewayHosts      []string
+	GatewaySecret     string
+	GatewaySelector   map[string]string
+	GatewayPort       int64
 
 	RateLimiterBaseDelay time.Duration
 	RateLimiterMaxDelay  time.Duration
