@@ -316,7 +316,7 @@ func nudge(t *testing.T, name string) {
 // istioCRDs reads the Gateway and VirtualService CRDs from the istio.io/api
 // module, which ships Istio's CRD YAML.
 func istioCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "istio.io/api").Output()
+	out, err := exec.CommandContext(context.Background(), "go", "list", "-m", "-f", "{{.Dir}}", "istio.io/api").Output()
 	if err != nil {
 		return nil, fmt.Errorf("locating the istio.io/api module: %w", err)
 	}
