@@ -3,6 +3,7 @@ package config_test
 import (
 	"flag"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +94,16 @@ func TestClock(t *testing.T) {
 	fixed := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	o.Now = func() time.Time { return fixed }
 	assert.Equal(t, fixed, o.Clock())
+}
+
+// TestREADMEListsEveryFlag keeps the flag table of certs/README.md complete.
+func TestREADMEListsEveryFlag(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	o := config.Defaults()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	o.BindFlags(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		assert.Contains(t, string(readme), "| `--"+f.Name+"` |", "README.md must document --%s", f.Name)
+	})
 }

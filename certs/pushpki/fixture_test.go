@@ -49,7 +49,7 @@ const caName = "push-ca" // the cert-manager CA issuer, its Certificate and Secr
 const waitFor = 30 * time.Second
 
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	backend config.Backend
 	ns      string
 	opts    config.Options
@@ -68,7 +68,7 @@ type fixtureOptions struct {
 	noBootstrap bool
 }
 
-func newFixture(t *testing.T, backend config.Backend, fo fixtureOptions) *fixture {
+func newFixture(t testing.TB, backend config.Backend, fo fixtureOptions) *fixture {
 	t.Helper()
 	f := &fixture{t: t, backend: backend, ns: namespace(t, kcp), reg: prometheus.NewRegistry()}
 	f.opts = config.Defaults()
@@ -101,7 +101,7 @@ func (f *fixture) shift(d time.Duration) { f.offset.Add(int64(d)) }
 
 func (f *fixture) newPKI(opts config.Options, reg prometheus.Registerer) *pushpki.PKI {
 	f.t.Helper()
-	p, err := pushpki.New(kcp.Client, opts, reg, testr.New(f.t))
+	p, err := pushpki.New(kcp.Client, opts, reg, testr.NewWithInterface(f.t, testr.Options{}))
 	require.NoError(f.t, err)
 	return p
 }
@@ -120,7 +120,7 @@ func (f *fixture) setupCA(firstCALife time.Duration) {
 			life, renewBefore = firstCALife, time.Second
 		}
 		require.NoError(t, certmanagertest.CAIssuer(t.Context(), kcp.Client, f.ns, caName, life, renewBefore))
-		f.signer = certmanagertest.NewFakeCertManagerSigner(kcpWatch, testr.New(t).WithName("fake-cert-manager"))
+		f.signer = certmanagertest.NewFakeCertManagerSigner(kcpWatch, testr.NewWithInterface(t, testr.Options{}).WithName("fake-cert-manager"))
 		f.signer.Namespace, f.signer.Now = f.ns, f.now
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
@@ -233,14 +233,14 @@ func (f *fixture) certificate(name string) *cmv1.Certificate {
 	return &c
 }
 
-func leaf(t *testing.T, m tlssecret.Material) *x509.Certificate {
+func leaf(t testing.TB, m tlssecret.Material) *x509.Certificate {
 	t.Helper()
 	l, err := m.Leaf()
 	require.NoError(t, err)
 	return l
 }
 
-func bundleCAs(t *testing.T, m tlssecret.Material) []*x509.Certificate {
+func bundleCAs(t testing.TB, m tlssecret.Material) []*x509.Certificate {
 	t.Helper()
 	cas, err := pki.ParseCerts(m.CABundle)
 	require.NoError(t, err)
@@ -248,7 +248,7 @@ func bundleCAs(t *testing.T, m tlssecret.Material) []*x509.Certificate {
 }
 
 // namespace creates a namespace of its own for a test.
-func namespace(t *testing.T, env *testenv.Env) string {
+func namespace(t testing.TB, env *testenv.Env) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "certs-"}}
 	require.NoError(t, env.Client.Create(t.Context(), ns))

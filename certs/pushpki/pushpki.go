@@ -167,13 +167,13 @@ func (p *PKI) TrustBundle(ctx context.Context) ([]byte, error) {
 // kymaAgents lists the agent requests of every Kyma for the rotator.
 type kymaAgents struct{ p *PKI }
 
-func (a kymaAgents) AgentRequests(ctx context.Context) ([]issuer.Request, error) {
+func (a kymaAgents) AgentRequests(ctx context.Context) ([]issuer.Request, error, error) {
 	var kymas v1beta2.KymaList
 	if err := a.p.c.List(ctx, &kymas, client.InNamespace(a.p.Options.KymaNamespace)); err != nil {
-		return nil, fmt.Errorf("listing kymas: %w", err)
+		return nil, nil, fmt.Errorf("listing kymas: %w", err)
 	}
 	reqs := make([]issuer.Request, 0, len(kymas.Items))
-	var errs []error
+	var skipped []error
 	for i := range kymas.Items {
 		k := &kymas.Items[i]
 		if !k.DeletionTimestamp.IsZero() || shared.IsEnabled(k.Labels, shared.SkipReconciliationLabel) {
@@ -181,10 +181,10 @@ func (a kymaAgents) AgentRequests(ctx context.Context) ([]issuer.Request, error)
 		}
 		req, err := a.p.AgentRequest(k)
 		if err != nil {
-			errs = append(errs, err)
+			skipped = append(skipped, err)
 			continue
 		}
 		reqs = append(reqs, req)
 	}
-	return reqs, errors.Join(errs...)
+	return reqs, errors.Join(skipped...), nil
 }

@@ -181,3 +181,25 @@ func TestAutomaticRotationWithDefaults(t *testing.T) {
 		assert.Len(t, bundleCAs(t, f.material("kyma-1-webhook-tls")), 1, "the agent's bundle lost the old CA too")
 	})
 }
+
+// TestOneBrokenKymaDoesNotHoldUpTheOthers: a Kyma that yields no
+// certificate request is reported, and the Rotator serves the rest.
+func TestOneBrokenKymaDoesNotHoldUpTheOthers(t *testing.T) {
+	eachBackend(t, func(t *testing.T, backend config.Backend) {
+		f := newFixture(t, backend, fixtureOptions{})
+		f.newKyma("kyma-good", "runtime-good", "")
+		f.newKyma("kyma-bad", "runtime-bad", "not a domain!")
+		f.shift(time.Hour + time.Minute) // the hourly pass over all agents is due
+
+		st, err := f.pki.Rotator.Reconcile(t.Context())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "kyma-bad")
+		assert.True(t, st.AgentsSwept, "the others were served")
+		f.reconcile(func(rotation.Status) bool { return true }) // cert-manager may need a second run
+		assert.Equal(t, "runtime-good", leaf(t, f.material("kyma-good-webhook-tls")).Subject.CommonName)
+
+		st, err = f.pki.Rotator.Reconcile(t.Context())
+		require.NoError(t, err, "the broken Kyma is reported once per pass over all agents, not on every run")
+		assert.False(t, st.AgentsSwept)
+	})
+}

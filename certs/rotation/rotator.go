@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,7 +37,9 @@ const (
 
 // Agents lists the agent certificate requests, one per runtime.
 type Agents interface {
-	AgentRequests(ctx context.Context) ([]issuer.Request, error)
+	// AgentRequests returns the requests it could build; skipped explains
+	// the runtimes it could not (say, a bad annotation), err a failed listing.
+	AgentRequests(ctx context.Context) (reqs []issuer.Request, skipped, err error)
 }
 
 // Status is what one Reconcile found.
@@ -70,6 +73,7 @@ type Rotator struct {
 	mu          sync.Mutex
 	lastSweep   string
 	lastSweepAt time.Time
+	retry       map[types.NamespacedName]bool
 }
 
 // New returns a Rotator. agents may be nil when no agent certificates are
@@ -91,15 +95,22 @@ func (r *Rotator) NeedLeaderElection() bool { return true }
 // Start runs Reconcile until ctx ends, as often as it asks and at least
 // every RotationInterval. Errors are logged and retried; it returns nil.
 func (r *Rotator) Start(ctx context.Context) error {
+	failures := 0
 	for ctx.Err() == nil {
 		wait := r.opts.RotationInterval
 		st, err := r.Reconcile(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
+			// Back off from pendingRetry to the interval, so that a lasting
+			// error (one broken Kyma) is not retried and logged every few seconds.
 			r.log.Error(err, "CA rotation")
-			wait = min(wait, pendingRetry)
-		case err == nil && st.RequeueAfter > 0:
-			wait = min(wait, st.RequeueAfter)
+			wait = min(wait, pendingRetry<<min(failures, 6))
+			failures++
+		case err == nil:
+			failures = 0
+			if st.RequeueAfter > 0 {
+				wait = min(wait, st.RequeueAfter)
+			}
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -148,17 +159,15 @@ func (r *Rotator) Reconcile(ctx context.Context) (Status, error) {
 	if next := st.NextChange(now, issuer.TimingOf(r.opts)); !next.IsZero() {
 		status.RequeueAfter = max(next.Sub(now), time.Second)
 	}
-	pending, err := r.reconcileEndpoint(ctx)
-	if err != nil {
-		return status, err
-	}
-	swept, sweepPending, err := r.sweepAgents(ctx, st, now)
+	// The endpoint and the agents do not wait for each other's failures.
+	pending, endpointErr := r.reconcileEndpoint(ctx)
+	swept, sweepPending, sweepErr := r.sweepAgents(ctx, st, now)
 	status.AgentsSwept = swept
 	status.Pending = pending || sweepPending
 	if status.Pending {
 		status.RequeueAfter = min(nonZero(status.RequeueAfter, pendingRetry), pendingRetry)
 	}
-	return status, err
+	return status, errors.Join(endpointErr, sweepErr)
 }
 
 func nonZero(d, fallback time.Duration) time.Duration {
@@ -271,41 +280,48 @@ func (r *Rotator) reconcileEndpoint(ctx context.Context) (pending bool, err erro
 }
 
 // sweepAgents passes every agent to the issuer once per bundle and client
-// CA: that spreads a new bundle, and later re-issues from the new CA.
+// CA: that spreads a new bundle, and later re-issues from the new CA. Agents
+// that failed or wait for cert-manager are retried on the next runs, alone.
 func (r *Rotator) sweepAgents(ctx context.Context, st trust.State, now time.Time) (swept, pending bool, err error) {
 	if r.agents == nil {
 		return false, false, nil
 	}
 	key := sweepKey(st, st.ClientCA(now, issuer.TimingOf(r.opts)))
-	if key == r.lastSweep && now.Sub(r.lastSweepAt) < resweepAfter {
+	full := key != r.lastSweep || now.Sub(r.lastSweepAt) >= resweepAfter
+	if !full && len(r.retry) == 0 {
 		return false, false, nil
 	}
-	// A Kyma that yields no request (say, a bad annotation) must not keep
-	// the others from their certificates: go on with what was listed.
-	reqs, err := r.agents.AgentRequests(ctx)
-	if err != nil && len(reqs) == 0 {
+	reqs, skipped, err := r.agents.AgentRequests(ctx)
+	if err != nil {
 		return false, false, fmt.Errorf("listing agents: %w", err)
 	}
-	errs := []error{err}
+	var errs []error
+	if full {
+		errs = append(errs, skipped) // a Kyma without a valid request must not hold the others up
+	} else {
+		reqs = slices.DeleteFunc(reqs, func(req issuer.Request) bool { return !r.retry[req.Secret] })
+	}
+	retry := map[types.NamespacedName]bool{}
 	issued := 0
 	for _, req := range reqs {
 		res, err := r.backend.Ensure(ctx, req)
-		if err != nil {
+		switch {
+		case err != nil:
 			r.metrics.Failed(metrics.OperationIssue)
 			errs = append(errs, fmt.Errorf("agent certificate %s: %w", req.Secret, err))
-			continue
-		}
-		pending = pending || res.Pending
-		if res.Issued {
+			retry[req.Secret] = true
+		case res.Pending:
+			pending, retry[req.Secret] = true, true
+		case res.Issued:
 			issued++
 		}
 	}
-	r.log.Info("passed every agent to the issuer", "agents", len(reqs), "issued", issued, "pending", pending)
-	if err := errors.Join(errs...); err != nil || pending {
-		return false, pending, err
+	r.retry = retry
+	if full {
+		r.lastSweep, r.lastSweepAt = key, now
 	}
-	r.lastSweep, r.lastSweepAt = key, now
-	return true, false, nil
+	r.log.Info("passed agents to the issuer", "all", full, "agents", len(reqs), "issued", issued, "retrying", len(retry))
+	return full, pending, errors.Join(errs...)
 }
 
 func sweepKey(st trust.State, clientCA *x509.Certificate) string {
