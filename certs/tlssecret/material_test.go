@@ -13,7 +13,7 @@ import (
 	"github.com/lifecycle-manager/certs/tlssecret"
 )
 
-func material(t *testing.T, cn string) (tlssecret.Material, *pki.CA) {
+func material(t testing.TB, cn string) (tlssecret.Material, *pki.CA) {
 	t.Helper()
 	key, err := pki.GenerateKey(pki.ECDSAP256)
 	require.NoError(t, err)
