@@ -1,0 +1,334 @@
+package rotation
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/certs/config"
+	"github.com/lifecycle-manager/certs/issuer"
+	"github.com/lifecycle-manager/certs/metrics"
+	"github.com/lifecycle-manager/certs/trust"
+)
+
+// ErrRotationInProgress is returned by Rotate while a rotation runs.
+var ErrRotationInProgress = errors.New("a CA rotation is in progress")
+
+const (
+	// pendingRetry is how soon Reconcile asks to run again while cert-manager
+	// is still issuing.
+	pendingRetry = 5 * time.Second
+	// resweepAfter passes every agent to the issuer again even when the CAs
+	// did not change, so that certificates entering their renewal window are
+	// renewed whether or not the operator reconciles their Kyma.
+	resweepAfter = time.Hour
+)
+
+// Agents lists the agent certificate requests, one per runtime.
+type Agents interface {
+	// AgentRequests returns the requests it could build; skipped explains
+	// the runtimes it could not (say, a bad annotation), err a failed listing.
+	AgentRequests(ctx context.Context) (reqs []issuer.Request, skipped, err error)
+}
+
+// Status is what one Reconcile found.
+type Status struct {
+	Phase trust.Phase
+	// CAs in the trust bundle, oldest first.
+	CAs []*x509.Certificate
+	// RequeueAfter is when Reconcile wants to run again.
+	RequeueAfter time.Duration
+	// BundleChanged is true when this run wrote the bundle.
+	BundleChanged bool
+	// AgentsSwept is true when this run passed every agent to the issuer.
+	AgentsSwept bool
+	// Pending is true while cert-manager has yet to deliver a certificate
+	// the rotation needs.
+	Pending bool
+}
+
+// Rotator keeps the trust bundle, the endpoint certificate and the agent
+// certificates in step with the CAs.
+type Rotator struct {
+	backend issuer.Backend
+	store   *trust.Store
+	agents  Agents
+	opts    config.Options
+	metrics *metrics.Metrics
+	log     logr.Logger
+
+	// mu serialises Reconcile and Rotate, and guards lastSweep: the bundle
+	// and client CA that every agent was last brought to.
+	mu          sync.Mutex
+	lastSweep   string
+	lastSweepAt time.Time
+	retry       map[types.NamespacedName]bool
+}
+
+// New returns a Rotator. agents may be nil when no agent certificates are
+// managed (the sweep is skipped).
+func New(c client.Client, backend issuer.Backend, agents Agents, opts config.Options, m *metrics.Metrics, log logr.Logger) *Rotator {
+	return &Rotator{
+		backend: backend,
+		store:   trust.NewStore(c, types.NamespacedName{Namespace: opts.Namespace, Name: opts.BundleSecret}),
+		agents:  agents,
+		opts:    opts,
+		metrics: m,
+		log:     log,
+	}
+}
+
+// NeedLeaderElection makes a manager run the Rotator on the leader only.
+func (r *Rotator) NeedLeaderElection() bool { return true }
+
+// Start runs Reconcile until ctx ends, as often as it asks and at least
+// every RotationInterval. Errors are logged and retried; it returns nil.
+func (r *Rotator) Start(ctx context.Context) error {
+	failures := 0
+	for ctx.Err() == nil {
+		wait := r.opts.RotationInterval
+		st, err := r.Reconcile(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			// Back off from pendingRetry to the interval, so that a lasting
+			// error (one broken Kyma) is not retried and logged every few seconds.
+			r.log.Error(err, "CA rotation")
+			wait = min(wait, pendingRetry<<min(failures, 6))
+			failures++
+		case err == nil:
+			failures = 0
+			if st.RequeueAfter > 0 {
+				wait = min(wait, st.RequeueAfter)
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// Rotate starts a CA rotation now, e.g. after a key leaked. It refuses
+// while one is in progress: a second new CA before the first reached every
+// peer could lock runtimes out.
+func (r *Rotator) Rotate(ctx context.Context) (Status, error) {
+	r.mu.Lock()
+	st, err := r.store.Load(ctx)
+	if err == nil && st.Phase(r.opts.Clock(), issuer.TimingOf(r.opts)) != trust.PhaseStable {
+		err = ErrRotationInProgress
+	}
+	if err == nil {
+		err = r.backend.RotateCA(ctx)
+	}
+	r.mu.Unlock()
+	if err != nil {
+		r.metrics.Failed(metrics.OperationRotate)
+		return Status{}, fmt.Errorf("rotating the CA: %w", err)
+	}
+	return r.Reconcile(ctx)
+}
+
+// Reconcile brings the bundle, the endpoint certificate and the agent
+// certificates one step further; it is idempotent.
+func (r *Rotator) Reconcile(ctx context.Context) (Status, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, status, err := r.reconcileBundle(ctx)
+	if err != nil {
+		r.metrics.Failed(metrics.OperationRotate)
+		return Status{}, err
+	}
+	now := r.opts.Clock()
+	status.Phase = st.Phase(now, issuer.TimingOf(r.opts))
+	status.CAs = st.CAs
+	r.metrics.SetPhase(string(status.Phase))
+	if next := st.NextChange(now, issuer.TimingOf(r.opts)); !next.IsZero() {
+		status.RequeueAfter = max(next.Sub(now), time.Second)
+	}
+	// The endpoint and the agents do not wait for each other's failures.
+	pending, endpointErr := r.reconcileEndpoint(ctx)
+	swept, sweepPending, sweepErr := r.sweepAgents(ctx, st, now)
+	status.AgentsSwept = swept
+	status.Pending = pending || sweepPending
+	if status.Pending {
+		status.RequeueAfter = min(nonZero(status.RequeueAfter, pendingRetry), pendingRetry)
+	}
+	return status, errors.Join(endpointErr, sweepErr)
+}
+
+func nonZero(d, fallback time.Duration) time.Duration {
+	if d == 0 {
+		return fallback
+	}
+	return d
+}
+
+// reconcileBundle puts the backend's current CA into the bundle, starts a
+// new CA when the newest nears its end and no rotation runs, and drops
+// expired CAs.
+func (r *Rotator) reconcileBundle(ctx context.Context) (trust.State, Status, error) {
+	var status Status
+	st, err := r.store.Load(ctx)
+	if err != nil && !errors.Is(err, trust.ErrNoBundle) {
+		return st, status, err // a bundle that does not parse is never overwritten
+	}
+	now := r.opts.Clock()
+	current, err := r.backend.CurrentCA(ctx)
+	if err != nil {
+		return st, status, fmt.Errorf("reading the current CA: %w", err)
+	}
+	st, changed := st.WithNewest(current, now)
+	if changed {
+		r.log.Info("CA joined the trust bundle", "ca", caName(current), "notAfter", current.NotAfter)
+	}
+	if st.Phase(now, issuer.TimingOf(r.opts)) == trust.PhaseStable && r.caDue(st.Newest(), now) {
+		r.log.Info("the newest CA nears its end: starting a rotation", "ca", caName(st.Newest()))
+		if err := r.backend.RotateCA(ctx); err != nil {
+			return st, status, fmt.Errorf("starting a CA rotation: %w", err)
+		}
+		if current, err = r.backend.CurrentCA(ctx); err != nil {
+			return st, status, fmt.Errorf("reading the new CA: %w", err)
+		}
+		var added bool
+		st, added = st.WithNewest(current, now) // cert-manager may need a while: then on a later run
+		changed = changed || added
+	}
+	st, removed := st.Pruned(now)
+	for _, ca := range removed {
+		r.log.Info("expired CA left the trust bundle", "ca", caName(ca), "notAfter", ca.NotAfter)
+		r.metrics.ForgetExpiry(metrics.KindCA, r.store.Key().Namespace, caName(ca))
+	}
+	if changed || len(removed) > 0 {
+		if err := r.store.Save(ctx, st); err != nil {
+			return st, status, err
+		}
+		status.BundleChanged = true
+	}
+	for _, ca := range st.CAs {
+		r.metrics.SetExpiry(metrics.KindCA, r.store.Key().Namespace, caName(ca), ca.NotAfter)
+	}
+	return st, status, nil
+}
+
+// caName tells CAs apart in logs and metrics: cert-manager's successive CAs
+// share their common name, so the serial number's start goes with it.
+func caName(ca *x509.Certificate) string {
+	serial := ca.SerialNumber.Text(16)
+	return fmt.Sprintf("%s (serial %.8s)", ca.Subject.CommonName, serial)
+}
+
+// caDue reports whether the CA is inside its renewal window: CARenewBefore
+// before its end, or the last third of its life when that is shorter (a
+// cert-manager CA may live shorter than the built-in default).
+func (r *Rotator) caDue(ca *x509.Certificate, now time.Time) bool {
+	renewBefore := r.opts.CARenewBefore
+	if life := ca.NotAfter.Sub(ca.NotBefore); renewBefore >= life {
+		renewBefore = life / 3
+	}
+	return !now.Before(ca.NotAfter.Add(-renewBefore))
+}
+
+// EndpointRequest is the request for the event endpoint's server
+// certificate; ok is false when no endpoint DNS names are configured.
+func EndpointRequest(o config.Options) (issuer.Request, bool) {
+	if len(o.EndpointDNSNames) == 0 {
+		return issuer.Request{}, false
+	}
+	req := issuer.Request{
+		Secret:     types.NamespacedName{Namespace: o.EndpointNamespace, Name: o.EndpointSecret},
+		Purpose:    issuer.PurposeEndpoint,
+		CommonName: o.EndpointDNSNames[0],
+	}
+	for _, n := range o.EndpointDNSNames {
+		if ip := net.ParseIP(n); ip != nil {
+			req.IPs = append(req.IPs, ip)
+		} else {
+			req.DNSNames = append(req.DNSNames, n)
+		}
+	}
+	return req, true
+}
+
+func (r *Rotator) reconcileEndpoint(ctx context.Context) (pending bool, err error) {
+	req, ok := EndpointRequest(r.opts)
+	if !ok {
+		return false, nil
+	}
+	res, err := r.backend.Ensure(ctx, req)
+	if err != nil {
+		r.metrics.Failed(metrics.OperationIssue)
+		return false, fmt.Errorf("endpoint certificate: %w", err)
+	}
+	if res.Issued {
+		r.log.Info("issued the endpoint certificate", "secret", req.Secret, "reason", res.Reason, "notAfter", res.NotAfter)
+	}
+	return res.Pending, nil
+}
+
+// sweepAgents passes every agent to the issuer once per bundle and client
+// CA: that spreads a new bundle, and later re-issues from the new CA. Agents
+// that failed or wait for cert-manager are retried on the next runs, alone.
+func (r *Rotator) sweepAgents(ctx context.Context, st trust.State, now time.Time) (swept, pending bool, err error) {
+	if r.agents == nil {
+		return false, false, nil
+	}
+	key := sweepKey(st, st.ClientCA(now, issuer.TimingOf(r.opts)))
+	full := key != r.lastSweep || now.Sub(r.lastSweepAt) >= resweepAfter
+	if !full && len(r.retry) == 0 {
+		return false, false, nil
+	}
+	reqs, skipped, err := r.agents.AgentRequests(ctx)
+	if err != nil {
+		return false, false, fmt.Errorf("listing agents: %w", err)
+	}
+	var errs []error
+	if full {
+		errs = append(errs, skipped) // a Kyma without a valid request must not hold the others up
+	} else {
+		reqs = slices.DeleteFunc(reqs, func(req issuer.Request) bool { return !r.retry[req.Secret] })
+	}
+	retry := map[types.NamespacedName]bool{}
+	issued := 0
+	for _, req := range reqs {
+		res, err := r.backend.Ensure(ctx, req)
+		switch {
+		case err != nil:
+			r.metrics.Failed(metrics.OperationIssue)
+			errs = append(errs, fmt.Errorf("agent certificate %s: %w", req.Secret, err))
+			retry[req.Secret] = true
+		case res.Pending:
+			pending, retry[req.Secret] = true, true
+		case res.Issued:
+			issued++
+		}
+	}
+	r.retry = retry
+	if full {
+		r.lastSweep, r.lastSweepAt = key, now
+	}
+	r.log.Info("passed agents to the issuer", "all", full, "agents", len(reqs), "issued", issued, "retrying", len(retry))
+	return full, pending, errors.Join(errs...)
+}
+
+func sweepKey(st trust.State, clientCA *x509.Certificate) string {
+	h := sha256.New()
+	h.Write(st.PEM())
+	if clientCA != nil {
+		h.Write(clientCA.Raw)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

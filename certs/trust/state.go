@@ -1,0 +1,149 @@
+package trust
+
+import (
+	"crypto/x509"
+	"slices"
+	"time"
+
+	"github.com/lifecycle-manager/certs/pki"
+)
+
+// Phase is the step of a CA rotation.
+type Phase string
+
+// The phases, in order; a rotation ends where it started, in Stable.
+const (
+	// PhaseStable: the newest CA signs every certificate. Older CAs may stay
+	// in the bundle until they expire.
+	PhaseStable Phase = "Stable"
+	// PhaseCAAdded: a new CA is in the bundle but signs nothing yet, until
+	// every listener and gateway has loaded the bundle.
+	PhaseCAAdded Phase = "CAAdded"
+	// PhaseReissuingClients: client certificates come from the new CA; the
+	// endpoint's server certificate still from the previous one, until every
+	// agent has the new bundle.
+	PhaseReissuingClients Phase = "ReissuingClients"
+)
+
+// Phases lists every phase.
+var Phases = []Phase{PhaseStable, PhaseCAAdded, PhaseReissuingClients}
+
+// Timing is when the phases change, counted from the time the newest CA
+// joined the bundle.
+type Timing struct {
+	PropagationDelay time.Duration
+	GracePeriod      time.Duration
+}
+
+// State is the trust bundle.
+type State struct {
+	// CAs in the order they joined; the last is the newest.
+	CAs []*x509.Certificate
+	// NewestAddedAt is when the last CA joined.
+	NewestAddedAt time.Time
+}
+
+// Newest returns the CA that joined last, nil for an empty bundle.
+func (s State) Newest() *x509.Certificate {
+	if len(s.CAs) == 0 {
+		return nil
+	}
+	return s.CAs[len(s.CAs)-1]
+}
+
+// PEM returns the bundle as it goes into ca.crt.
+func (s State) PEM() []byte { return pki.EncodeCerts(s.CAs...) }
+
+// Index returns the position of ca in the bundle, -1 when it is not there.
+func (s State) Index(ca *x509.Certificate) int {
+	return slices.IndexFunc(s.CAs, ca.Equal)
+}
+
+// IssuerIndex returns the position of the CA that signed leaf, -1 when no
+// CA of the bundle did.
+func (s State) IssuerIndex(leaf *x509.Certificate) int {
+	for i := len(s.CAs) - 1; i >= 0; i-- {
+		if leaf.CheckSignatureFrom(s.CAs[i]) == nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// WithNewest returns the state with ca as the newest CA, added (or moved to
+// the end) at now, and whether that changed anything.
+func (s State) WithNewest(ca *x509.Certificate, now time.Time) (State, bool) {
+	if n := s.Newest(); n != nil && n.Equal(ca) {
+		return s, false
+	}
+	cas := slices.DeleteFunc(slices.Clone(s.CAs), ca.Equal)
+	return State{CAs: append(cas, ca), NewestAddedAt: now}, true
+}
+
+// Pruned returns the state without the CAs that expired before now, and the
+// removed ones. The newest CA always stays: an empty bundle trusts nobody.
+func (s State) Pruned(now time.Time) (State, []*x509.Certificate) {
+	var keep, removed []*x509.Certificate
+	for i, ca := range s.CAs {
+		if now.After(ca.NotAfter) && i != len(s.CAs)-1 {
+			removed = append(removed, ca)
+			continue
+		}
+		keep = append(keep, ca)
+	}
+	return State{CAs: keep, NewestAddedAt: s.NewestAddedAt}, removed
+}
+
+// previous returns the newest CA before the last that is still valid at now.
+func (s State) previous(now time.Time) *x509.Certificate {
+	for i := len(s.CAs) - 2; i >= 0; i-- {
+		if !now.After(s.CAs[i].NotAfter) {
+			return s.CAs[i]
+		}
+	}
+	return nil
+}
+
+// Phase returns the rotation phase at now.
+func (s State) Phase(now time.Time, t Timing) Phase {
+	if s.previous(now) == nil {
+		return PhaseStable // nothing to rotate away from
+	}
+	switch since := now.Sub(s.NewestAddedAt); {
+	case since < t.PropagationDelay:
+		return PhaseCAAdded
+	case since < t.GracePeriod:
+		return PhaseReissuingClients
+	default:
+		return PhaseStable
+	}
+}
+
+// ClientCA returns the CA that client (agent) certificates should come from at now.
+func (s State) ClientCA(now time.Time, t Timing) *x509.Certificate {
+	if s.Phase(now, t) == PhaseCAAdded {
+		return s.previous(now)
+	}
+	return s.Newest()
+}
+
+// ServerCA returns the CA that the endpoint's server certificate should come from at now.
+func (s State) ServerCA(now time.Time, t Timing) *x509.Certificate {
+	if s.Phase(now, t) != PhaseStable {
+		return s.previous(now)
+	}
+	return s.Newest()
+}
+
+// NextChange returns when the phase changes next, the zero time when it
+// stays Stable until a new CA comes.
+func (s State) NextChange(now time.Time, t Timing) time.Time {
+	switch s.Phase(now, t) {
+	case PhaseCAAdded:
+		return s.NewestAddedAt.Add(t.PropagationDelay)
+	case PhaseReissuingClients:
+		return s.NewestAddedAt.Add(t.GracePeriod)
+	default:
+		return time.Time{}
+	}
+}
