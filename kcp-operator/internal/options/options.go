@@ -88,7 +88,7 @@ func Default() Options {
 		WatcherController: true,
 		GatewayName:       "lifecycle-manager-events",
 		GatewayHosts:      []string{"*"},
-		GatewaySecret:     "lifecycle-manager-gateway-tls",
+		GatewaySecret:     "lifecycle-manager-endpoint-tls",
 		GatewaySelector:   map[string]string{"istio": "ingressgateway"},
 		GatewayPort:       443,
 

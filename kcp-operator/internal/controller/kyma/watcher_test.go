@@ -44,7 +44,7 @@ func TestWatcherGetsAVirtualServiceOnTheEventGateway(t *testing.T) {
 	}, timeout, tick, "the operator creates the event Gateway")
 	require.Len(t, gw.Spec.Servers, 1)
 	assert.Equal(t, "MUTUAL", gw.Spec.Servers[0].GetTls().GetMode().String())
-	assert.Equal(t, "lifecycle-manager-gateway-tls", gw.Spec.Servers[0].GetTls().GetCredentialName())
+	assert.Equal(t, "lifecycle-manager-endpoint-tls", gw.Spec.Servers[0].GetTls().GetCredentialName())
 	assert.Equal(t, shared.WatcherGatewayDefault, gw.Labels[shared.WatcherGatewayLabel])
 
 	newWatcher(t, "kyma-watcher", "lifecycle-manager", map[string]string{shared.WatcherGatewayLabel: shared.WatcherGatewayDefault})
