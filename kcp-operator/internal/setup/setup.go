@@ -33,6 +33,7 @@ import (
 	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 )
 
@@ -142,7 +143,7 @@ func addControllers(ctx context.Context, mgr manager.Manager, runtimes *remote.C
 		Resolver: resolve.New(mgr.GetClient()),
 		Events:   mgr.GetEventRecorder("lifecycle-manager"),
 		Metrics:  kymaMetrics,
-		Requeue: kymactrl.Requeue{
+		Requeue: requeue.Requeue{
 			Success: opts.RequeueSuccess, Busy: opts.RequeueBusy, Warning: opts.RequeueWarning,
 			Error: opts.RequeueError, Jitter: opts.RequeueJitter,
 		},

@@ -15,6 +15,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 )
 
@@ -33,7 +34,7 @@ type Reconciler struct {
 	Resolver *resolve.Resolver
 	Events   events.EventRecorder
 	Metrics  *Metrics
-	Requeue  Requeue
+	Requeue  requeue.Requeue
 	// Cleanups run in the runtime when a Kyma is deleted, before the
 	// runtime Kyma and the CRDs go.
 	Cleanups []RuntimeCleanup
@@ -89,7 +90,7 @@ func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Re
 	if err := r.writeStatus(ctx, kyma, rt, status); err != nil {
 		return r.runtimeFailed(ctx, kyma, rt, err)
 	}
-	return r.Requeue.after(status.State), nil
+	return r.Requeue.After(status.State), nil
 }
 
 // runtimeFailed records that the runtime could not be reached or changed,
@@ -105,7 +106,7 @@ func (r *Reconciler) runtimeFailed(ctx context.Context, kyma *v1beta2.Kyma, rt *
 	if err := r.writeStatus(ctx, kyma, nil, status); err != nil {
 		return ctrl.Result{}, err
 	}
-	return r.Requeue.after(shared.StateError), nil
+	return r.Requeue.After(shared.StateError), nil
 }
 
 func (r *Reconciler) ensureFinalizerAndLabel(ctx context.Context, kyma *v1beta2.Kyma) error {

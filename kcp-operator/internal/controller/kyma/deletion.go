@@ -43,7 +43,7 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 	}
 	if len(remaining) > 0 {
 		status := deletingStatus(kyma, "waiting for Manifests to be deleted: "+strings.Join(remaining, ", "))
-		return r.Requeue.after(shared.StateDeleting), r.writeStatus(ctx, kyma, nil, status)
+		return r.Requeue.After(shared.StateDeleting), r.writeStatus(ctx, kyma, nil, status)
 	}
 	rt, err := r.Runtimes.For(ctx, kyma)
 	if err == nil {

@@ -1,4 +1,6 @@
-package kyma
+// Package requeue holds the resync intervals per state that the controllers
+// share, with jitter so that objects created together do not resync together.
+package requeue
 
 import (
 	"math/rand/v2"
@@ -17,7 +19,8 @@ type Requeue struct {
 	Jitter float64
 }
 
-func (q Requeue) after(state shared.State) ctrl.Result {
+// After returns the result that resyncs an object in state.
+func (q Requeue) After(state shared.State) ctrl.Result {
 	var d time.Duration
 	switch state {
 	case shared.StateReady:

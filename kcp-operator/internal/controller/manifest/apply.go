@@ -1,0 +1,241 @@
+package manifest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+)
+
+// crdEstablishTimeout bounds the wait for a module's CRDs before its other objects.
+const crdEstablishTimeout = 30 * time.Second
+
+// apply server-side applies the objects: CRDs first (and waits until they
+// are established), then namespaces, then the rest in parallel. It returns
+// the fingerprint of what the API server stored.
+func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured) (string, error) {
+	var crds, namespaces, rest []*unstructured.Unstructured
+	for _, o := range objs {
+		switch {
+		case isCRD(o.GroupVersionKind()):
+			crds = append(crds, o)
+		case o.GroupVersionKind().GroupKind() == (schema.GroupKind{Kind: "Namespace"}):
+			namespaces = append(namespaces, o)
+		default:
+			rest = append(rest, o)
+		}
+	}
+	versions := newVersions()
+	for _, batch := range [][]*unstructured.Unstructured{crds, namespaces, rest} {
+		if err := r.applyBatch(ctx, rt, batch, versions); err != nil {
+			return "", err
+		}
+		if len(batch) > 0 && isCRD(batch[0].GroupVersionKind()) {
+			if err := waitEstablished(ctx, rt, batch); err != nil {
+				return "", err
+			}
+		}
+	}
+	return versions.fingerprint(), nil
+}
+
+func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, batch []*unstructured.Unstructured, versions *versionSet) error {
+	return forEach(ctx, r.Parallelism, batch, func(ctx context.Context, o *unstructured.Unstructured) error {
+		obj := o.DeepCopy()
+		if err := rt.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(runtimebase.FieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %s: %w", describe(o), err)
+		}
+		versions.add(obj)
+		return nil
+	})
+}
+
+// inPlace reports whether every object of the last apply still exists
+// unchanged, by reading object metadata only.
+func (r *Reconciler) inPlace(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured, want string) (bool, error) {
+	versions := newVersions()
+	missing := false
+	var mu sync.Mutex
+	err := forEach(ctx, r.Parallelism, objs, func(ctx context.Context, o *unstructured.Unstructured) error {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(o.GroupVersionKind())
+		err := rt.Get(ctx, client.ObjectKeyFromObject(o), m)
+		switch {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			mu.Lock()
+			missing = true
+			mu.Unlock()
+			return nil
+		case err != nil:
+			return fmt.Errorf("reading %s: %w", describe(o), err)
+		}
+		versions.add(m)
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return !missing && versions.fingerprint() == want, nil
+}
+
+// prune deletes what an earlier apply placed and the render no longer has.
+func (r *Reconciler) prune(ctx context.Context, rt *remote.Runtime, before, now []shared.Resource) error {
+	// An object is the same whatever version it was applied in.
+	key := func(r shared.Resource) string { return r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name }
+	kept := map[string]bool{}
+	for _, n := range now {
+		kept[key(n)] = true
+	}
+	var gone []shared.Resource
+	for _, b := range before {
+		if !kept[key(b)] {
+			gone = append(gone, b)
+		}
+	}
+	return deleteResources(ctx, rt, gone)
+}
+
+// deleteResources deletes resources, CRDs and namespaces last, and returns
+// the errors of those that failed.
+func deleteResources(ctx context.Context, rt *remote.Runtime, resources []shared.Resource) error {
+	ordered := slices.Clone(resources)
+	slices.SortStableFunc(ordered, func(a, b shared.Resource) int { return deleteRank(a) - deleteRank(b) })
+	var errs []error
+	for _, res := range ordered {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
+		u.SetNamespace(res.Namespace)
+		u.SetName(res.Name)
+		err := rt.Delete(ctx, u, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+			errs = append(errs, fmt.Errorf("deleting %s: %w", describe(u), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func deleteRank(r shared.Resource) int {
+	switch {
+	case r.Group == "apiextensions.k8s.io" && r.Kind == "CustomResourceDefinition":
+		return 2
+	case r.Group == "" && r.Kind == "Namespace":
+		return 1
+	default:
+		return 0
+	}
+}
+
+func waitEstablished(ctx context.Context, rt *remote.Runtime, crds []*unstructured.Unstructured) error {
+	for _, c := range crds {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, crdEstablishTimeout, true, func(ctx context.Context) (bool, error) {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := rt.Get(ctx, client.ObjectKey{Name: c.GetName()}, crd); err != nil {
+				return false, err
+			}
+			for _, cond := range crd.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for CRD %s to be established: %w", c.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// resourcesOf lists objects as status.synced entries.
+func resourcesOf(objs []*unstructured.Unstructured) []shared.Resource {
+	out := make([]shared.Resource, 0, len(objs))
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		out = append(out, shared.Resource{Name: o.GetName(), Namespace: o.GetNamespace(),
+			GroupVersionKind: metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}})
+	}
+	return out
+}
+
+func isCRD(gvk schema.GroupVersionKind) bool {
+	return gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
+}
+
+func describe(o client.Object) string {
+	kind := o.GetObjectKind().GroupVersionKind().Kind
+	if o.GetNamespace() == "" {
+		return kind + " " + o.GetName()
+	}
+	return kind + " " + o.GetNamespace() + "/" + o.GetName()
+}
+
+// versionSet collects what identifies the stored version of each object:
+// its generation where the API server keeps one (spec edits change it,
+// status updates do not), else its resource version.
+type versionSet struct {
+	mu      sync.Mutex
+	entries []string
+}
+
+func newVersions() *versionSet { return &versionSet{} }
+
+func (v *versionSet) add(o client.Object) {
+	version := "g" + strconv.FormatInt(o.GetGeneration(), 10)
+	if o.GetGeneration() == 0 {
+		version = "r" + o.GetResourceVersion()
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.entries = append(v.entries, describe(o)+"="+version)
+}
+
+func (v *versionSet) fingerprint() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	slices.Sort(v.entries)
+	return runtimebase.Hash(strings.Join(v.entries, "\n"))
+}
+
+// forEach runs fn for every item with at most n at once and returns the
+// first error; the others still finish.
+func forEach[T any](ctx context.Context, n int, items []T, fn func(context.Context, T) error) error {
+	if n < 1 {
+		n = 1
+	}
+	sem := make(chan struct{}, n)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, item := range items {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := fn(ctx, item); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,113 @@
+package manifest
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+)
+
+// StatusOwner owns the Manifest status.
+const StatusOwner = "lifecycle-manager-manifest"
+
+// Reconciler reconciles Manifests.
+type Reconciler struct {
+	KCP      client.Client
+	Runtimes *remote.Cache
+	Source   Source
+	Events   events.EventRecorder
+	Metrics  *Metrics
+	Requeue  requeue.Requeue
+	// Parallelism bounds the objects applied or checked at once per Manifest.
+	Parallelism int
+}
+
+// Reconcile installs the module of one Manifest and reports its state.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	mf := &v1beta2.Manifest{}
+	if err := r.KCP.Get(ctx, req.NamespacedName, mf); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if mf.SkipsReconciliation() {
+		log.FromContext(ctx).V(1).Info("skipping: the Manifest carries " + shared.SkipReconciliationLabel)
+		return ctrl.Result{}, nil
+	}
+	if !mf.DeletionTimestamp.IsZero() {
+		return r.reconcileDeletion(ctx, mf)
+	}
+	if err := r.ensureFinalizer(ctx, mf); err != nil {
+		return ctrl.Result{}, err
+	}
+	rt, err := r.runtime(ctx, mf)
+	if err != nil {
+		return r.finish(ctx, mf, failed(mf, v1beta2.ConditionInstallation, "RuntimeUnreachable", err))
+	}
+	obs, err := r.install(ctx, mf, rt)
+	if err != nil {
+		r.Runtimes.Forget(rt, err)
+	}
+	return r.finish(ctx, mf, obs)
+}
+
+// finish writes the observation and requeues by state.
+func (r *Reconciler) finish(ctx context.Context, mf *v1beta2.Manifest, obs observation) (ctrl.Result, error) {
+	if err := r.writeStatus(ctx, mf, obs); err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.Requeue.After(obs.state), nil
+}
+
+// runtime returns the client of the runtime the Manifest installs into.
+func (r *Reconciler) runtime(ctx context.Context, mf *v1beta2.Manifest) (*remote.Runtime, error) {
+	name := mf.Labels[shared.KymaNameLabel]
+	if name == "" {
+		return nil, fmt.Errorf("the Manifest has no %s label", shared.KymaNameLabel)
+	}
+	kyma := &v1beta2.Kyma{}
+	if err := r.KCP.Get(ctx, client.ObjectKey{Namespace: mf.Namespace, Name: name}, kyma); err != nil {
+		return nil, fmt.Errorf("reading Kyma %s: %w", name, err)
+	}
+	return r.Runtimes.For(ctx, kyma)
+}
+
+func (r *Reconciler) ensureFinalizer(ctx context.Context, mf *v1beta2.Manifest) error {
+	if controllerutil.ContainsFinalizer(mf, shared.ManifestFinalizer) {
+		return nil
+	}
+	patch := client.MergeFrom(mf.DeepCopy())
+	controllerutil.AddFinalizer(mf, shared.ManifestFinalizer)
+	if err := r.KCP.Patch(ctx, mf, patch); err != nil {
+		return fmt.Errorf("adding the finalizer to Manifest %s: %w", mf.Name, err)
+	}
+	return nil
+}
+
+// namespacedIn answers scope questions from the runtime's REST mapper.
+func namespacedIn(rt *remote.Runtime) func(schema.GroupVersionKind) (bool, error) {
+	return func(gvk schema.GroupVersionKind) (bool, error) {
+		m, err := rt.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return false, fmt.Errorf("the runtime does not know %s: %w", gvk, err)
+		}
+		return m.Scope.Name() == "namespace", nil
+	}
+}
+
+func (r *Reconciler) event(mf *v1beta2.Manifest, warning bool, reason, msg string) {
+	kind := corev1.EventTypeNormal
+	if warning {
+		kind = corev1.EventTypeWarning
+	}
+	r.Events.Eventf(mf, nil, kind, reason, "Reconcile", "%s", msg)
+}

@@ -1,0 +1,194 @@
+package manifest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+)
+
+// observation is what a reconcile found; writeStatus turns it into status.
+type observation struct {
+	state      shared.State
+	message    string
+	conditions []metav1.Condition
+	// synced replaces status.synced unless keepSynced is set.
+	synced     []shared.Resource
+	keepSynced bool
+}
+
+func condition(typ string, ok bool, reason, msg string) metav1.Condition {
+	c := metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+	if ok {
+		c.Status = metav1.ConditionTrue
+	}
+	return c
+}
+
+// failed is the observation of a step that could not be done; status.synced stays.
+func failed(_ *v1beta2.Manifest, typ, reason string, err error) observation {
+	return observation{
+		state: shared.StateError, message: err.Error(), keepSynced: true,
+		conditions: []metav1.Condition{condition(typ, false, reason, err.Error())},
+	}
+}
+
+// install renders the module, applies it unless it is in place, prunes what
+// went away, creates the default CR and observes readiness.
+func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remote.Runtime) (observation, error) {
+	rendered, err := r.Source.Render(ctx, mf, Target{Namespace: rt.Namespace, Namespaced: namespacedIn(rt)})
+	if err != nil {
+		return failed(mf, v1beta2.ConditionResources, "RenderFailed", err), nil
+	}
+	synced := resourcesOf(rendered.Objects)
+	renderHash, fingerprint, _ := strings.Cut(mf.Annotations[shared.AppliedAnnotation], "/")
+	inPlace := false
+	if renderHash == rendered.Hash {
+		if inPlace, err = r.inPlace(ctx, rt, rendered.Objects, fingerprint); err != nil {
+			return failed(mf, v1beta2.ConditionResources, "RuntimeUnreachable", err), err
+		}
+	}
+	if !inPlace {
+		fingerprint, err = r.apply(ctx, rt, rendered.Objects)
+		if err != nil {
+			return failed(mf, v1beta2.ConditionResources, "ApplyFailed", err), err
+		}
+		if err := r.prune(ctx, rt, mf.Status.Synced, synced); err != nil {
+			return failed(mf, v1beta2.ConditionResources, "PruneFailed", err), err
+		}
+		if err := r.recordApplied(ctx, mf, rendered.Hash+"/"+fingerprint); err != nil {
+			return failed(mf, v1beta2.ConditionResources, "ApplyFailed", err), nil
+		}
+		r.Metrics.applied(len(rendered.Objects))
+		r.event(mf, false, "Applied", fmt.Sprintf("applied %d objects of version %s", len(rendered.Objects), mf.Spec.Version))
+	}
+	obs := observation{synced: synced, conditions: []metav1.Condition{
+		condition(v1beta2.ConditionResources, true, "Applied", fmt.Sprintf("%d objects in place", len(synced))),
+	}}
+	crState, crMsg, err := r.moduleCR(ctx, mf, rt)
+	if err != nil {
+		return withFailure(obs, v1beta2.ConditionModuleCR, "ModuleCRFailed", err), err
+	}
+	workState, workMsg, err := workloadsReady(ctx, rt, rendered.Objects)
+	if err != nil {
+		return withFailure(obs, v1beta2.ConditionInstallation, "ReadinessUnknown", err), err
+	}
+	return readiness(obs, mf.Spec.Resource != nil, crState, crMsg, workState, workMsg), nil
+}
+
+func withFailure(obs observation, typ, reason string, err error) observation {
+	obs.state, obs.message = shared.StateError, err.Error()
+	obs.conditions = append(obs.conditions, condition(typ, false, reason, err.Error()))
+	return obs
+}
+
+// readiness folds the default CR's state and the workloads' into the observation.
+func readiness(obs observation, hasCR bool, crState shared.State, crMsg string, work shared.State, workMsg string) observation {
+	if hasCR {
+		obs.conditions = append(obs.conditions, condition(v1beta2.ConditionModuleCR, crState == shared.StateReady, "State"+string(crState), crMsg))
+	} else {
+		obs.conditions = append(obs.conditions, condition(v1beta2.ConditionModuleCR, true, "NoModuleCR", "the module has no default CR"))
+	}
+	obs.conditions = append(obs.conditions, condition(v1beta2.ConditionInstallation, work == shared.StateReady, "Workloads"+string(work), workMsg))
+	obs.state = work
+	obs.message = workMsg
+	if hasCR {
+		// With a default CR, the module's own operator reports the state.
+		obs.state, obs.message = crState, crMsg
+		if crState == shared.StateReady && work != shared.StateReady {
+			obs.state, obs.message = work, workMsg
+		}
+	}
+	return obs
+}
+
+// moduleCR creates the default CR once its CRD serves it, and reads its state.
+func (r *Reconciler) moduleCR(ctx context.Context, mf *v1beta2.Manifest, rt *remote.Runtime) (shared.State, string, error) {
+	if mf.Spec.Resource == nil {
+		return shared.StateReady, "", nil
+	}
+	desired := mf.Spec.Resource.DeepCopy()
+	if desired.GetNamespace() == "" {
+		namespaced, err := namespacedIn(rt)(desired.GroupVersionKind())
+		if err != nil {
+			return shared.StateProcessing, "", err
+		}
+		if namespaced {
+			desired.SetNamespace(rt.Namespace)
+		}
+	}
+	current := &unstructured.Unstructured{}
+	current.SetGroupVersionKind(desired.GroupVersionKind())
+	err := rt.Get(ctx, client.ObjectKeyFromObject(desired), current)
+	switch {
+	case apierrors.IsNotFound(err):
+		if mf.Spec.CustomResourcePolicy == v1beta2.CustomResourcePolicyIgnore {
+			return shared.StateProcessing, "waiting for the module's CR to be created by the user", nil
+		}
+		labels := desired.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[shared.ManagedByLabel] = shared.OperatorName
+		desired.SetLabels(labels)
+		if err := rt.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
+			return shared.StateProcessing, "", fmt.Errorf("creating the module CR %s: %w", describe(desired), err)
+		}
+		return shared.StateProcessing, "module CR " + describe(desired) + " created; waiting for its status", nil
+	case meta.IsNoMatchError(err):
+		return shared.StateProcessing, "waiting for the CRD of " + desired.GetKind(), nil
+	case err != nil:
+		return shared.StateProcessing, "", fmt.Errorf("reading the module CR %s: %w", describe(desired), err)
+	}
+	return crState(current)
+}
+
+// crState maps the status.state a module operator reports.
+func crState(cr *unstructured.Unstructured) (shared.State, string, error) {
+	state, _, _ := unstructured.NestedString(cr.Object, "status", "state")
+	name := describe(cr)
+	switch s := shared.State(state); s {
+	case shared.StateReady:
+		return s, name + " is Ready", nil
+	case shared.StateWarning, shared.StateError, shared.StateDeleting, shared.StateProcessing:
+		return s, name + " reports " + state + crConditionMessage(cr), nil
+	case "":
+		return shared.StateProcessing, name + " has no status.state yet", nil
+	default:
+		return shared.StateWarning, fmt.Sprintf("%s reports the unknown state %q", name, state), nil
+	}
+}
+
+// crConditionMessage quotes the first false condition of a module CR, which
+// usually says why it is not Ready.
+func crConditionMessage(cr *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(cr.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["status"] == "True" {
+			continue
+		}
+		if msg, ok := m["message"].(string); ok && msg != "" {
+			return ": " + msg
+		}
+	}
+	return ""
+}
+
+func (r *Reconciler) recordApplied(ctx context.Context, mf *v1beta2.Manifest, applied string) error {
+	patch := client.MergeFrom(mf.DeepCopy())
+	metav1.SetMetaDataAnnotation(&mf.ObjectMeta, shared.AppliedAnnotation, applied)
+	if err := r.KCP.Patch(ctx, mf, patch); err != nil {
+		return fmt.Errorf("recording the applied version on Manifest %s: %w", mf.Name, err)
+	}
+	return nil
+}
