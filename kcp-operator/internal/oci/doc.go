@@ -10,7 +10,9 @@
 // RefFromLayer builds one from descriptor.LayerOf, RefFromImageSpec from a
 // Manifest's spec.install.source or spec.config. Because ImageSpec does not
 // say whether a digest names a blob or a manifest, a digest that is not a
-// blob in the registry is tried as a manifest.
+// blob in the registry is tried as a manifest, and a "blob" that is an
+// image manifest (registries built on the distribution project serve
+// manifests from the blob endpoint too) is followed to its content layer.
 //
 // Everything downloaded is hashed and compared with its digest before it
 // is returned or cached; a tag is resolved to a manifest digest first.

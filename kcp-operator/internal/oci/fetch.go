@@ -193,14 +193,14 @@ func (f *Fetcher) Pin(ctx context.Context, ref Ref, keys authn.Keychain) (Ref, e
 // cached artifact costs no request.
 func (f *Fetcher) blobOrArtifact(ctx context.Context, s *session, t target) (*Blob, error) {
 	if data, ok := f.cached(kindBlob, t.digest); ok {
-		return &Blob{Digest: t.digest.String(), Data: data}, nil
+		return f.blobOrItsContent(ctx, s, t, data)
 	}
 	if raw, ok := f.cached(kindManifest, t.digest); ok {
 		return f.contentOf(ctx, s, raw, t.ref.String())
 	}
 	data, err := f.object(ctx, s, kindBlob, t.digest)
 	if err == nil {
-		return &Blob{Digest: t.digest.String(), Data: data}, nil
+		return f.blobOrItsContent(ctx, s, t, data)
 	}
 	if !errors.Is(err, ErrNotFound) {
 		return nil, err
@@ -213,6 +213,17 @@ func (f *Fetcher) blobOrArtifact(ctx context.Context, s *session, t target) (*Bl
 		return nil, merr
 	}
 	return f.contentOf(ctx, s, raw, t.ref.String())
+}
+
+// blobOrItsContent returns a blob, unless it is an image manifest: registries
+// built on the distribution project serve manifests from the blob endpoint
+// too, so a digest of an artifact's manifest that is not marked as such
+// arrives here as the manifest itself.
+func (f *Fetcher) blobOrItsContent(ctx context.Context, s *session, t target, data []byte) (*Blob, error) {
+	if looksLikeImageManifest(data) {
+		return f.contentOf(ctx, s, data, t.ref.String())
+	}
+	return &Blob{Digest: t.digest.String(), Data: data}, nil
 }
 
 // contentOf fetches the single content layer of an image manifest.

@@ -61,7 +61,11 @@ func TestFetchBlobThenServeItFromTheCache(t *testing.T) {
 }
 
 func TestFetchArtifacts(t *testing.T) {
-	reg := startRegistry(t)
+	t.Run("pkg/registry", func(t *testing.T) { testFetchArtifacts(t, startRegistry(t)) })
+	t.Run("distribution-like", func(t *testing.T) { testFetchArtifacts(t, startRegistry(t, fakeDistributionRegistry)) })
+}
+
+func testFetchArtifacts(t *testing.T, reg *testRegistry) {
 	chart := randomBytes(t, 2048)
 	const chartType = "application/vnd.cncf.helm.chart.content.v1.tar.gz"
 	manifestDigest := reg.pushArtifact("charts/keda", "1.6.0",

@@ -3,6 +3,7 @@ package oci
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -142,6 +143,23 @@ func (f *Fetcher) download(ctx context.Context, s *session, kind objectKind, ref
 		return fail(ErrDigestMismatch, fmt.Errorf("got %s after %d bytes", got, len(data)))
 	}
 	return fetched{data: data, digest: got}, nil
+}
+
+// looksLikeImageManifest tells an image manifest from layer content: a JSON
+// object with schemaVersion 2, a config descriptor and a list of layers.
+// Kubernetes manifests in JSON have none of these.
+func looksLikeImageManifest(data []byte) bool {
+	if int64(len(data)) > maxManifestBytes || !bytes.Contains(data, []byte(`"schemaVersion"`)) {
+		return false
+	}
+	var m struct {
+		SchemaVersion int `json:"schemaVersion"`
+		Config        *struct {
+			Digest string `json:"digest"`
+		} `json:"config"`
+		Layers []json.RawMessage `json:"layers"`
+	}
+	return json.Unmarshal(data, &m) == nil && m.SchemaVersion == 2 && m.Config != nil && m.Config.Digest != "" && m.Layers != nil
 }
 
 // contentLayer picks the layer of a single-layer artifact (a Helm chart's

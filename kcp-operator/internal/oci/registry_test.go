@@ -27,7 +27,7 @@ import (
 // testRegistry is go-containerregistry's real in-process registry served
 // over HTTP, with a request log and optional wrappers in front of it.
 type testRegistry struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *httptest.Server
 	host string
 
@@ -36,7 +36,7 @@ type testRegistry struct {
 	down     int      // when set, the status of every answer
 }
 
-func startRegistry(t *testing.T, wrappers ...func(http.Handler) http.Handler) *testRegistry {
+func startRegistry(t testing.TB, wrappers ...func(http.Handler) http.Handler) *testRegistry {
 	t.Helper()
 	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	for _, w := range wrappers {
@@ -166,6 +166,30 @@ func rewriteBlobs(next http.Handler, chunked bool, rewrite func([]byte) []byte) 
 			w.(http.Flusher).Flush()
 		}
 		_, _ = w.Write(rewrite(rec.Body.Bytes()))
+	})
+}
+
+// fakeDistributionRegistry also serves manifests from the blob endpoint, as
+// registries built on the distribution project do (pkg/registry does not).
+func fakeDistributionRegistry(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodGet || !strings.Contains(req.URL.Path, "/blobs/sha256:") {
+			next.ServeHTTP(w, req)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, req)
+		if rec.Code == http.StatusNotFound {
+			asManifest := req.Clone(req.Context())
+			asManifest.URL.Path = strings.Replace(req.URL.Path, "/blobs/", "/manifests/", 1)
+			rec = httptest.NewRecorder()
+			next.ServeHTTP(rec, asManifest)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
 	})
 }
 
