@@ -38,6 +38,10 @@ const (
 	// WatcherGatewayLabel marks the Istio Gateway of the event endpoint;
 	// Watchers select it by this label (value "default").
 	WatcherGatewayLabel = OperatorGroup + "/watcher-gateway"
+	// OCIRegistryCredLabel on a ModuleTemplate names the registry pull
+	// Secrets of its layers: Secrets in the KCP labelled with the same key
+	// and value.
+	OCIRegistryCredLabel = OperatorGroup + "/oci-registry-cred"
 	// ControllerNameLabel selects the controller for a module's Manifest.
 	ControllerNameLabel = OperatorGroup + "/controller-name"
 

@@ -3,6 +3,8 @@ package options
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -29,8 +31,18 @@ type Options struct {
 	RuntimeTimeout time.Duration
 	RuntimeIdleTTL time.Duration
 
-	KymaConcurrency    int
-	CatalogConcurrency int
+	KymaConcurrency     int
+	CatalogConcurrency  int
+	ManifestConcurrency int
+	ApplyParallelism    int
+
+	LayerCacheDir      string
+	LayerCacheMB       int64
+	MaxLayerMB         int64
+	InsecureRegistries []string
+	RegistryTimeout    time.Duration
+	RenderCacheEntries int
+	RegistryPullSecret string
 
 	RequeueSuccess time.Duration
 	RequeueBusy    time.Duration
@@ -73,8 +85,16 @@ func Default() Options {
 		RuntimeTimeout: 30 * time.Second,
 		RuntimeIdleTTL: 30 * time.Minute,
 
-		KymaConcurrency:    8,
-		CatalogConcurrency: 4,
+		KymaConcurrency:     8,
+		CatalogConcurrency:  4,
+		ManifestConcurrency: 16,
+		ApplyParallelism:    8,
+
+		LayerCacheDir:      filepath.Join(os.TempDir(), "lifecycle-manager", "layers"),
+		LayerCacheMB:       1024,
+		MaxLayerMB:         64,
+		RegistryTimeout:    time.Minute,
+		RenderCacheEntries: 512,
 
 		RequeueSuccess: 30 * time.Minute,
 		RequeueBusy:    5 * time.Second,
@@ -123,6 +143,17 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	fs.IntVar(&o.KymaConcurrency, "kyma-concurrency", o.KymaConcurrency, "Kymas reconciled in parallel.")
 	fs.IntVar(&o.CatalogConcurrency, "catalog-concurrency", o.CatalogConcurrency, "Module catalogs synced into runtimes in parallel.")
 
+	fs.IntVar(&o.ManifestConcurrency, "manifest-concurrency", o.ManifestConcurrency, "Manifests (module installations) reconciled in parallel.")
+	fs.IntVar(&o.ApplyParallelism, "apply-parallelism", o.ApplyParallelism, "Objects of one module applied or checked in parallel.")
+
+	fs.StringVar(&o.LayerCacheDir, "layer-cache-dir", o.LayerCacheDir, "Disk cache of module layers, by digest; empty disables it.")
+	fs.Int64Var(&o.LayerCacheMB, "layer-cache-mb", o.LayerCacheMB, "Size bound of the layer cache in MiB.")
+	fs.Int64Var(&o.MaxLayerMB, "max-layer-mb", o.MaxLayerMB, "Largest module layer accepted, in MiB.")
+	fs.StringSliceVar(&o.InsecureRegistries, "insecure-registries", o.InsecureRegistries, "Registries (host[:port]) reached over plain HTTP; loopback ones always are.")
+	fs.DurationVar(&o.RegistryTimeout, "registry-timeout", o.RegistryTimeout, "Timeout of one layer download.")
+	fs.IntVar(&o.RenderCacheEntries, "render-cache-entries", o.RenderCacheEntries, "Rendered modules kept in memory, by layer digest and values.")
+	fs.StringVar(&o.RegistryPullSecret, "registry-pull-secret", o.RegistryPullSecret, "Pull Secret (namespace/name, type dockerconfigjson) for every module registry; templates can also name theirs with the oci-registry-cred label.")
+
 	fs.DurationVar(&o.RequeueSuccess, "requeue-success", o.RequeueSuccess, "Resync of a Ready Kyma; the push path brings changes sooner.")
 	fs.DurationVar(&o.RequeueBusy, "requeue-busy", o.RequeueBusy, "Requeue of a Kyma whose modules are still being installed or deleted.")
 	fs.DurationVar(&o.RequeueWarning, "requeue-warning", o.RequeueWarning, "Requeue of a Kyma in Warning.")
@@ -155,6 +186,7 @@ func (o *Options) Validate() error {
 		"--requeue-warning": o.RequeueWarning, "--requeue-error": o.RequeueError,
 		"--rate-limiter-base-delay": o.RateLimiterBaseDelay, "--rate-limiter-max-delay": o.RateLimiterMaxDelay,
 		"--shutdown-timeout": o.ShutdownTimeout, "--purge-grace-period": o.PurgeGracePeriod,
+		"--registry-timeout": o.RegistryTimeout,
 	}
 	for name, d := range positive {
 		if d <= 0 {
@@ -163,6 +195,8 @@ func (o *Options) Validate() error {
 	}
 	counts := map[string]int{
 		"--kyma-concurrency": o.KymaConcurrency, "--catalog-concurrency": o.CatalogConcurrency,
+		"--manifest-concurrency": o.ManifestConcurrency, "--apply-parallelism": o.ApplyParallelism,
+		"--layer-cache-mb": int(o.LayerCacheMB), "--max-layer-mb": int(o.MaxLayerMB), "--render-cache-entries": o.RenderCacheEntries,
 		"--kcp-burst": o.KCPBurst, "--runtime-burst": o.RuntimeBurst, "--rate-limiter-burst": o.RateLimiterBurst,
 	}
 	for name, n := range counts {

@@ -29,10 +29,14 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	catalogctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/catalog"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
+	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
 	purgectrl "github.com/lifecycle-manager/kcp-operator/internal/controller/purge"
 	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
+	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
+	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/render"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 )
@@ -141,7 +145,7 @@ func addControllers(ctx context.Context, mgr manager.Manager, runtimes *remote.C
 		KCP:      mgr.GetClient(),
 		Runtimes: runtimes,
 		Resolver: resolve.New(mgr.GetClient()),
-		Events:   mgr.GetEventRecorder("lifecycle-manager"),
+		Events:   recorder.Bounded{EventRecorder: mgr.GetEventRecorder("lifecycle-manager")},
 		Metrics:  kymaMetrics,
 		Requeue: requeue.Requeue{
 			Success: opts.RequeueSuccess, Busy: opts.RequeueBusy, Warning: opts.RequeueWarning,
@@ -163,10 +167,13 @@ func addControllers(ctx context.Context, mgr manager.Manager, runtimes *remote.C
 		return err
 	}
 	purge := &purgectrl.Reconciler{
-		KCP: mgr.GetClient(), Runtimes: runtimes, Events: mgr.GetEventRecorder("lifecycle-manager-purge"),
+		KCP: mgr.GetClient(), Runtimes: runtimes, Events: recorder.Bounded{EventRecorder: mgr.GetEventRecorder("lifecycle-manager-purge")},
 		Metrics: purgeMetrics, Grace: opts.PurgeGracePeriod, Cleanups: kyma.Cleanups,
 	}
 	if err := purge.SetupWithManager(mgr, controllerOptions(opts, 2)); err != nil {
+		return err
+	}
+	if err := addManifestController(mgr, runtimes, opts, reg); err != nil {
 		return err
 	}
 	if !opts.WatcherController {
@@ -188,7 +195,7 @@ func addWatcherController(mgr manager.Manager, opts options.Options) error {
 		ns = opts.Namespaces[0]
 	}
 	w := &watcherctrl.Reconciler{
-		KCP: mgr.GetClient(), Events: mgr.GetEventRecorder("lifecycle-manager-watcher"), Retry: opts.RequeueError,
+		KCP: mgr.GetClient(), Events: recorder.Bounded{EventRecorder: mgr.GetEventRecorder("lifecycle-manager-watcher")}, Retry: opts.RequeueError,
 		Gateway: watcherctrl.GatewayConfig{
 			Name: opts.GatewayName, Namespace: ns, Hosts: opts.GatewayHosts, CredentialName: opts.GatewaySecret,
 			Selector: opts.GatewaySelector, Port: opts.GatewayPort,
@@ -208,4 +215,42 @@ func controllerOptions(opts options.Options, concurrency int) controller.Options
 			&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(opts.RateLimiterQPS), opts.RateLimiterBurst)},
 		),
 	}
+}
+
+func addManifestController(mgr manager.Manager, runtimes *remote.Cache, opts options.Options, reg prometheus.Registerer) error {
+	layerMetrics, err := oci.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	fetcher, err := oci.NewFetcher(oci.Options{
+		CacheDir: opts.LayerCacheDir, MaxCacheBytes: opts.LayerCacheMB << 20, MaxLayerBytes: opts.MaxLayerMB << 20,
+		InsecureRegistries: opts.InsecureRegistries, Timeout: opts.RegistryTimeout,
+		Logger: mgr.GetLogger().WithName("layers"), Metrics: layerMetrics,
+	})
+	if err != nil {
+		return fmt.Errorf("setting up the layer cache: %w", err)
+	}
+	renderMetrics, err := render.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	manifestMetrics, err := manifestctrl.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	m := &manifestctrl.Reconciler{
+		KCP: mgr.GetClient(), Runtimes: runtimes, Events: recorder.Bounded{EventRecorder: mgr.GetEventRecorder("lifecycle-manager-manifest")},
+		Metrics: manifestMetrics, Parallelism: opts.ApplyParallelism,
+		Requeue: requeue.Requeue{
+			Success: opts.RequeueSuccess, Busy: opts.RequeueBusy, Warning: opts.RequeueWarning,
+			Error: opts.RequeueError, Jitter: opts.RequeueJitter,
+		},
+		Source: &manifestctrl.LayerSource{
+			Fetcher:    fetcher,
+			Renderer:   render.New(render.Options{CacheEntries: opts.RenderCacheEntries, Metrics: renderMetrics}),
+			Secrets:    mgr.GetAPIReader(),
+			PullSecret: opts.RegistryPullSecret,
+		},
+	}
+	return m.SetupWithManager(mgr, controllerOptions(opts, opts.ManifestConcurrency))
 }

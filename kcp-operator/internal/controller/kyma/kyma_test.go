@@ -1,6 +1,7 @@
 package kyma_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -98,13 +99,17 @@ func TestModuleAddedInTheRuntimeIsInstalled(t *testing.T) {
 	assert.True(t, metav1.IsControlledBy(mf, k), "the Kyma owns its Manifests")
 	assert.Equal(t, "1.0.0", mf.Spec.Version)
 	assert.Equal(t, "raw-manifest", mf.Spec.Install.Name)
-	assert.JSONEq(t, `{"repo":"registry.test/modules/component-descriptors","name":"kyma-project.io/module/alpha",`+
-		`"ref":"sha256:`+strings.Repeat("ab", 32)+`","type":"raw-manifest"}`, string(mf.Spec.Install.Source.Raw))
+	var install v1beta2.ImageSpec
+	require.NoError(t, json.Unmarshal(mf.Spec.Install.Source.Raw, &install))
+	assert.Equal(t, registryHost+"/modules/component-descriptors", install.Repo)
+	assert.Equal(t, "kyma-project.io/module/alpha", install.Name)
+	assert.True(t, strings.HasPrefix(install.Ref, "sha256:"))
+	assert.Equal(t, v1beta2.RefTypeRawManifest, install.Type)
 	require.NotNil(t, mf.Spec.Resource)
 	assert.Equal(t, "admin-adds", mf.Spec.Resource.GetNamespace(), "the default CR goes into the runtime namespace")
 	assert.Equal(t, "regular", mf.Labels[shared.ChannelLabel])
 
-	markManifestReady(t, "admin-adds-alpha")
+	playModuleOperator(t, "admin-adds", "alpha", "Ready", true)
 	eventuallyKyma(t, "admin-adds", "Ready with alpha", stateIs(shared.StateReady))
 	require.Eventually(t, func() bool {
 		rk, err := runtimeKyma(t, "admin-adds")
@@ -118,15 +123,13 @@ func TestKCPEditReachesTheRuntime(t *testing.T) {
 	newKyma(t, "kcp-edits")
 	eventuallyKyma(t, "kcp-edits", "Ready", stateIs(shared.StateReady))
 
-	k := getKyma(t, "kcp-edits")
-	k.Spec.Modules = []v1beta2.Module{{Name: "bravo"}}
-	require.NoError(t, kcp.Client.Update(t.Context(), k))
+	updateKyma(t, "kcp-edits", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "bravo"}} })
 
 	require.Eventually(t, func() bool {
 		rk, err := runtimeKyma(t, "kcp-edits")
 		return err == nil && len(rk.Spec.Modules) == 1 && rk.Spec.Modules[0].Name == "bravo"
 	}, timeout, tick, "an edit of the KCP Kyma reaches the runtime Kyma")
-	k = eventuallyKyma(t, "kcp-edits", "bravo kept", func(k *v1beta2.Kyma) bool { return moduleStatus(k, "bravo") != nil })
+	k := eventuallyKyma(t, "kcp-edits", "bravo kept", func(k *v1beta2.Kyma) bool { return moduleStatus(k, "bravo") != nil })
 	assert.Len(t, k.Spec.Modules, 1, "the KCP edit must not be undone by the runtime")
 }
 
@@ -234,14 +237,6 @@ func TestBetaAndInternalGating(t *testing.T) {
 		return len(k.Status.Modules) == 2 && k.Status.Modules[0].Template != nil && k.Status.Modules[1].Template != nil
 	})
 	assert.Equal(t, shared.StateProcessing, k.Status.State)
-}
-
-func defaultCR(kind string) map[string]any {
-	return map[string]any{
-		"apiVersion": "operator.kyma-project.io/v1alpha1", "kind": kind,
-		"metadata": map[string]any{"name": "default"},
-		"spec":     map[string]any{"replicas": int64(1)},
-	}
 }
 
 // hasEvent reports whether an Event (events.k8s.io) about the Kyma has the reason.

@@ -75,15 +75,11 @@ func TestUnmanagedModuleIsReleased(t *testing.T) {
 	require.Eventually(t, func() bool { _, err := getManifest(t, "unmanaged-mike"); return err == nil }, timeout, tick)
 	// A finalizer stands in for the Manifest controller, which (a later
 	// part) leaves the resources of a released module alone.
-	mf, err := getManifest(t, "unmanaged-mike")
-	require.NoError(t, err)
-	mf.Finalizers = append(mf.Finalizers, "test.lifecycle-manager/hold")
-	require.NoError(t, kcp.Client.Update(t.Context(), mf))
-
-	k := getKyma(t, "unmanaged")
+	updateManifest(t, "unmanaged-mike", func(mf *v1beta2.Manifest) {
+		mf.Finalizers = append(mf.Finalizers, "test.lifecycle-manager/hold")
+	})
 	no := false
-	k.Spec.Modules[0].Managed = &no
-	require.NoError(t, kcp.Client.Update(t.Context(), k))
+	updateKyma(t, "unmanaged", func(k *v1beta2.Kyma) { k.Spec.Modules[0].Managed = &no })
 
 	// An unmanaged module does not hold the Kyma back.
 	eventuallyKyma(t, "unmanaged", "Ready with mike Unmanaged", func(k *v1beta2.Kyma) bool {
@@ -94,11 +90,10 @@ func TestUnmanagedModuleIsReleased(t *testing.T) {
 		mf, err := getManifest(t, "unmanaged-mike")
 		return err == nil && !mf.DeletionTimestamp.IsZero()
 	}, timeout, tick, "the Manifest is deleted")
-	mf, err = getManifest(t, "unmanaged-mike")
+	mf, err := getManifest(t, "unmanaged-mike")
 	require.NoError(t, err)
 	assert.Equal(t, "true", mf.Annotations[shared.UnmanagedAnnotation], "and marked so that its resources stay")
-	mf.Finalizers = nil
-	require.NoError(t, kcp.Client.Update(t.Context(), mf))
+	updateManifest(t, "unmanaged-mike", func(mf *v1beta2.Manifest) { mf.Finalizers = nil })
 }
 
 func TestSkipReconciliation(t *testing.T) {
@@ -114,9 +109,10 @@ func TestSkipReconciliation(t *testing.T) {
 	_, err := runtimeKyma(t, "skipped")
 	assert.True(t, apierrors.IsNotFound(err), "nothing is created in its runtime: %v", err)
 
-	delete(k.Labels, shared.SkipReconciliationLabel)
-	k.Spec.Modules = []v1beta2.Module{{Name: "november"}}
-	require.NoError(t, kcp.Client.Update(t.Context(), k))
+	updateKyma(t, "skipped", func(k *v1beta2.Kyma) {
+		delete(k.Labels, shared.SkipReconciliationLabel)
+		k.Spec.Modules = []v1beta2.Module{{Name: "november"}}
+	})
 	require.Eventually(t, func() bool { _, err := getManifest(t, "skipped-november"); return err == nil }, timeout, tick,
 		"without the label the Kyma is reconciled")
 }
@@ -140,10 +136,9 @@ func TestDeletionRemovesEverything(t *testing.T) {
 	releaseMeta(t, "oscar", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "deleted", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "oscar"}} })
 	require.Eventually(t, func() bool { _, err := getManifest(t, "deleted-oscar"); return err == nil }, timeout, tick)
-	mf, err := getManifest(t, "deleted-oscar")
-	require.NoError(t, err)
-	mf.Finalizers = append(mf.Finalizers, "test.lifecycle-manager/hold")
-	require.NoError(t, kcp.Client.Update(t.Context(), mf))
+	updateManifest(t, "deleted-oscar", func(mf *v1beta2.Manifest) {
+		mf.Finalizers = append(mf.Finalizers, "test.lifecycle-manager/hold")
+	})
 	require.Eventually(t, func() bool {
 		var list v1beta2.ModuleTemplateList
 		return runtimeEnv.Client.List(t.Context(), &list, client.InNamespace("deleted")) == nil && len(list.Items) > 0
@@ -153,13 +148,12 @@ func TestDeletionRemovesEverything(t *testing.T) {
 	k := eventuallyKyma(t, "deleted", "Deleting", stateIs(shared.StateDeleting))
 	assert.Contains(t, k.Status.LastOperation.Operation, "waiting for Manifests to be deleted:")
 	assert.Contains(t, k.Status.LastOperation.Operation, "deleted-oscar")
-	_, err = runtimeKyma(t, "deleted")
+	_, err := runtimeKyma(t, "deleted")
 	require.NoError(t, err, "the runtime is cleaned up only after the modules are gone")
 
-	mf, err = getManifest(t, "deleted-oscar")
-	require.NoError(t, err)
-	mf.Finalizers = slices.DeleteFunc(mf.Finalizers, func(f string) bool { return f == "test.lifecycle-manager/hold" })
-	require.NoError(t, kcp.Client.Update(t.Context(), mf))
+	updateManifest(t, "deleted-oscar", func(mf *v1beta2.Manifest) {
+		mf.Finalizers = slices.DeleteFunc(mf.Finalizers, func(f string) bool { return f == "test.lifecycle-manager/hold" })
+	})
 
 	require.Eventually(t, func() bool {
 		err := kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: "deleted"}, &v1beta2.Kyma{})

@@ -29,6 +29,8 @@ func buildManifest(kyma *v1beta2.Kyma, m *resolve.Module, listed v1beta2.Module,
 	if err != nil {
 		return nil, err
 	}
+	creds := pullSecretSelector(m.Template)
+	install.CredSecretSelector = creds
 	raw, err := json.Marshal(install)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the install source: %w", err)
@@ -36,6 +38,9 @@ func buildManifest(kyma *v1beta2.Kyma, m *resolve.Module, listed v1beta2.Module,
 	config, err := configSource(m.Descriptor)
 	if err != nil {
 		return nil, err
+	}
+	if config != nil {
+		config.CredSecretSelector = creds
 	}
 	policy := listed.CustomResourcePolicy
 	if policy == "" {
@@ -144,4 +149,13 @@ func imageSpec(d *descriptor.Descriptor, resource string) (v1beta2.ImageSpec, er
 		ref = layer.Tag
 	}
 	return v1beta2.ImageSpec{Repo: repo, Name: name, Ref: ref}, nil
+}
+
+// pullSecretSelector selects the registry pull Secrets a template names.
+func pullSecretSelector(t *v1beta2.ModuleTemplate) *metav1.LabelSelector {
+	value, ok := t.Labels[shared.OCIRegistryCredLabel]
+	if !ok {
+		return nil
+	}
+	return &metav1.LabelSelector{MatchLabels: map[string]string{shared.OCIRegistryCredLabel: value}}
 }

@@ -15,25 +15,23 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 )
 
-// stuckManifest makes a Kyma's Manifest look like one whose module cannot
-// be removed: it carries the Manifest controller's finalizer and lists a
-// ConfigMap it placed in the runtime.
+// stuckManifest waits until a Kyma's module is installed and then makes its
+// Manifest one whose deletion cannot finish: the skip-reconciliation label
+// stops the Manifest controller, its finalizer stays. It returns the
+// module's ConfigMap in the runtime.
 func stuckManifest(t *testing.T, kyma, manifest string) *corev1.ConfigMap {
 	t.Helper()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "module-config", Namespace: kyma}}
-	require.NoError(t, runtimeEnv.Client.Create(t.Context(), cm))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "uniform-config", Namespace: kyma}}
+	require.Eventually(t, func() bool {
+		return runtimeEnv.Client.Get(t.Context(), client.ObjectKeyFromObject(cm), cm) == nil
+	}, timeout, tick, "the module is installed")
 	require.Eventually(t, func() bool {
 		mf, err := getManifest(t, manifest)
-		if err != nil {
+		if err != nil || len(mf.Status.Synced) == 0 {
 			return false
 		}
-		mf.Finalizers = append(mf.Finalizers, shared.ManifestFinalizer)
-		if kcp.Client.Update(t.Context(), mf) != nil {
-			return false
-		}
-		mf.Status.Synced = []shared.Resource{{Name: cm.Name, Namespace: cm.Namespace,
-			GroupVersionKind: metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}}}
-		return kcp.Client.Status().Update(t.Context(), mf) == nil
+		mf.Labels[shared.SkipReconciliationLabel] = "true"
+		return kcp.Client.Update(t.Context(), mf) == nil
 	}, timeout, tick)
 	return cm
 }
@@ -47,6 +45,8 @@ func TestPurgeAfterTheGracePeriod(t *testing.T) {
 	eventuallyKyma(t, "purge-bystander", "Ready", stateIs(shared.StateReady))
 	cm := stuckManifest(t, "purge-reachable", "purge-reachable-uniform")
 	stuckManifest(t, "purge-unreachable", "purge-unreachable-uniform")
+	// The Kyma reconciles the Manifest's label change away unless it too
+	// stays out of the way; its deletion is what is being purged.
 	putKubeconfig(t, "purge-unreachable", closedPortKubeconfig(t))
 
 	deleted := time.Now()
@@ -61,7 +61,7 @@ func TestPurgeAfterTheGracePeriod(t *testing.T) {
 		}, purgeGrace+timeout, tick, "%s is purged", name)
 		_, err := getManifest(t, name+"-uniform")
 		assert.True(t, apierrors.IsNotFound(err), "the stuck Manifest of %s goes too", name)
-		assert.True(t, hasEvent(t, name, "Purged"))
+		assert.Eventually(t, func() bool { return hasEvent(t, name, "Purged") }, timeout, tick, "an Event records the purge")
 	}
 	// deletionTimestamp has whole seconds, so the grace may end up to 1s early.
 	assert.GreaterOrEqual(t, time.Since(deleted), purgeGrace-time.Second, "not before the grace period")

@@ -17,8 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -39,6 +37,7 @@ var (
 	metricsRegistry *prometheus.Registry
 	// operatorClient reads through the operator's cache, with its indexes.
 	operatorClient client.Client
+	layerCacheDir  string
 )
 
 const (
@@ -82,6 +81,12 @@ func runSuite(m *testing.M) (int, error) {
 	if err := kcp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kcpNamespace}}); err != nil {
 		return 1, err
 	}
+	stopRegistry := startRegistry()
+	defer stopRegistry()
+	if layerCacheDir, err = os.MkdirTemp("", "layer-cache-"); err != nil {
+		return 1, err
+	}
+	defer func() { _ = os.RemoveAll(layerCacheDir) }()
 	done, err := startOperator(ctx, kcp)
 	if err != nil {
 		return 1, err
@@ -109,6 +114,7 @@ func testOptions() options.Options {
 	opts.RateLimiterMaxDelay = 2 * time.Second
 	opts.PurgeGracePeriod = purgeGrace
 	opts.GatewayName = "events-gateway"
+	opts.LayerCacheDir = layerCacheDir
 	return opts
 }
 
@@ -173,48 +179,6 @@ func putKubeconfig(t *testing.T, kyma string, kubeconfig []byte) {
 	require.NoError(t, err)
 }
 
-// module publishes a ModuleTemplate whose descriptor points at a layer in
-// a registry; part 1 of the operator never fetches it.
-type module struct {
-	name, version, channel string
-	mandatory              bool
-	labels                 map[string]string
-	data                   map[string]any
-	templateName           string
-}
-
-func publish(t *testing.T, m module) {
-	t.Helper()
-	desc := map[string]any{
-		"meta": map[string]any{"schemaVersion": "v2"},
-		"component": map[string]any{
-			"name": "kyma-project.io/module/" + m.name, "version": m.version, "provider": "test",
-			"repositoryContexts": []any{map[string]any{"type": "OCIRegistry", "baseUrl": "registry.test/modules", "componentNameMapping": "urlPath"}},
-			"resources": []any{map[string]any{
-				"name": "raw-manifest", "type": "directory", "relation": "local", "version": m.version,
-				"access": map[string]any{"type": "localBlob", "localReference": "sha256:" + strings.Repeat("ab", 32), "mediaType": "application/x-tar"},
-			}},
-		},
-	}
-	raw, err := json.Marshal(desc)
-	require.NoError(t, err)
-	name := m.templateName
-	if name == "" {
-		name = m.name + "-" + m.version
-	}
-	tmpl := &v1beta2.ModuleTemplate{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kcpNamespace, Labels: m.labels},
-		Spec: v1beta2.ModuleTemplateSpec{
-			ModuleName: m.name, Version: m.version, Channel: m.channel, Mandatory: m.mandatory,
-			Descriptor: runtime.RawExtension{Raw: raw},
-		},
-	}
-	if m.data != nil {
-		tmpl.Spec.Data = &unstructured.Unstructured{Object: m.data}
-	}
-	require.NoError(t, kcp.Client.Create(t.Context(), tmpl))
-}
-
 func releaseMeta(t *testing.T, module string, channels map[string]string, mutate ...func(*v1beta2.ModuleReleaseMeta)) {
 	t.Helper()
 	mrm := &v1beta2.ModuleReleaseMeta{
@@ -277,21 +241,6 @@ func waitFor(d time.Duration, cond func() bool) bool {
 	}
 }
 
-// markManifestReady plays the Manifest controller (a later part of the
-// operator) for tests that need Ready modules.
-func markManifestReady(t *testing.T, name string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		mf := &v1beta2.Manifest{}
-		if err := kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: name}, mf); err != nil {
-			return false
-		}
-		mf.Status.State = shared.StateReady
-		mf.Status.LastOperation = shared.LastOperation{Operation: "installed", LastUpdateTime: metav1.Now()}
-		return kcp.Client.Status().Update(t.Context(), mf) == nil
-	}, timeout, tick)
-}
-
 func moduleStatus(k *v1beta2.Kyma, name string) *v1beta2.ModuleStatus {
 	for i := range k.Status.Modules {
 		if k.Status.Modules[i].Name == name {
@@ -306,11 +255,7 @@ func moduleStatus(k *v1beta2.Kyma, name string) *v1beta2.ModuleStatus {
 // this suite, and the resync is an hour away.
 func nudge(t *testing.T, name string) {
 	t.Helper()
-	require.Eventually(t, func() bool {
-		k := getKyma(t, name)
-		k.Labels["test.lifecycle-manager/nudge"] = fmt.Sprint(time.Now().UnixNano())
-		return kcp.Client.Update(t.Context(), k) == nil
-	}, timeout, tick)
+	updateKyma(t, name, func(k *v1beta2.Kyma) { k.Labels["test.lifecycle-manager/nudge"] = fmt.Sprint(time.Now().UnixNano()) })
 }
 
 // istioCRDs reads the Gateway and VirtualService CRDs from the istio.io/api
@@ -338,4 +283,30 @@ func istioCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		return nil, fmt.Errorf("found %d of the 2 Istio CRDs", len(crds))
 	}
 	return crds, nil
+}
+
+// updateKyma changes a KCP Kyma, retrying on conflicts with the operator's writes.
+func updateKyma(t *testing.T, name string, mutate func(*v1beta2.Kyma)) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		k := &v1beta2.Kyma{}
+		if kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: name}, k) != nil {
+			return false
+		}
+		mutate(k)
+		return kcp.Client.Update(t.Context(), k) == nil
+	}, timeout, tick, "updating Kyma %s", name)
+}
+
+// updateManifest changes a Manifest, retrying on conflicts with the operator's writes.
+func updateManifest(t *testing.T, name string, mutate func(*v1beta2.Manifest)) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		mf := &v1beta2.Manifest{}
+		if kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: name}, mf) != nil {
+			return false
+		}
+		mutate(mf)
+		return kcp.Client.Update(t.Context(), mf) == nil
+	}, timeout, tick, "updating Manifest %s", name)
 }

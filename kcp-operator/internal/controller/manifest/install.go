@@ -13,6 +13,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
 
@@ -47,7 +48,11 @@ func failed(_ *v1beta2.Manifest, typ, reason string, err error) observation {
 func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remote.Runtime) (observation, error) {
 	rendered, err := r.Source.Render(ctx, mf, Target{Namespace: rt.Namespace, Namespaced: namespacedIn(rt)})
 	if err != nil {
-		return failed(mf, v1beta2.ConditionResources, "RenderFailed", err), nil
+		reason := "RenderFailed"
+		if layerReason := oci.Reason(err); layerReason != "" {
+			reason = layerReason
+		}
+		return failed(mf, v1beta2.ConditionResources, reason, err), nil
 	}
 	synced := resourcesOf(rendered.Objects)
 	renderHash, fingerprint, _ := strings.Cut(mf.Annotations[shared.AppliedAnnotation], "/")

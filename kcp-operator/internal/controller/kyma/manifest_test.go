@@ -1,0 +1,226 @@
+package kyma_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
+)
+
+func eventuallyManifest(t *testing.T, name, what string, check func(*v1beta2.Manifest) bool) *v1beta2.Manifest {
+	t.Helper()
+	var last *v1beta2.Manifest
+	ok := waitFor(timeout, func() bool {
+		mf, err := getManifest(t, name)
+		if err != nil {
+			return false
+		}
+		last = mf
+		return check(mf)
+	})
+	if !ok {
+		require.FailNow(t, "Manifest "+name+" never reached: "+what, "state %q, lastOperation %q, conditions %+v",
+			last.Status.State, last.Status.LastOperation.Operation, last.Status.Conditions)
+	}
+	return last
+}
+
+func manifestState(s shared.State) func(*v1beta2.Manifest) bool {
+	return func(mf *v1beta2.Manifest) bool { return mf.Status.State == s }
+}
+
+// runtimeObject reads an object from the runtime and returns the error.
+func runtimeObject(t *testing.T, apiVersion, kind, ns, name string) error {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	return runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, u)
+}
+
+func TestModuleIsInstalledAndFollowsItsCR(t *testing.T) {
+	publish(t, module{name: "victor", version: "1.0.0", data: defaultCR("Victor")})
+	releaseMeta(t, "victor", map[string]string{"regular": "1.0.0"})
+	newKyma(t, "install", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "victor"}} })
+
+	mf := eventuallyManifest(t, "install-victor", "resources applied", func(mf *v1beta2.Manifest) bool {
+		return len(mf.Status.Synced) == 3
+	})
+	assert.Equal(t, shared.StateProcessing, mf.Status.State, "waiting for the module CR and the Deployment")
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	require.NoError(t, runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Name: "victors." + testGroup}, crd))
+	dep := &appsv1.Deployment{}
+	require.NoError(t, runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: "install", Name: "victor-operator"}, dep),
+		"namespaced objects without a namespace go to the runtime namespace")
+	assert.Equal(t, shared.OperatorName, dep.Labels[shared.ManagedByLabel])
+	assert.Equal(t, "victor", dep.Labels[shared.ModuleNameLabel])
+	require.Eventually(t, func() bool {
+		err := runtimeObject(t, testGroup+"/v1", "Victor", "install", "default")
+		return err == nil
+	}, timeout, tick, "the default CR is created once its CRD is established")
+
+	playModuleOperator(t, "install", "victor", "Ready", true)
+	mf = eventuallyManifest(t, "install-victor", "Ready", manifestState(shared.StateReady))
+	for _, c := range []string{v1beta2.ConditionResources, v1beta2.ConditionModuleCR, v1beta2.ConditionInstallation} {
+		assert.True(t, meta.IsStatusConditionTrue(mf.Status.Conditions, c), c)
+	}
+	eventuallyKyma(t, "install", "Ready", stateIs(shared.StateReady))
+
+	playModuleOperator(t, "install", "victor", "Warning", true)
+	nudgeManifest(t, "install-victor")
+	mf = eventuallyManifest(t, "install-victor", "Warning", manifestState(shared.StateWarning))
+	assert.Contains(t, mf.Status.LastOperation.Operation, "Victor install/default reports Warning")
+	k := eventuallyKyma(t, "install", "Warning", stateIs(shared.StateWarning))
+	assert.Contains(t, moduleStatus(k, "victor").Message, "reports Warning")
+}
+
+func TestNewVersionIsAppliedAndPruned(t *testing.T) {
+	publish(t, module{name: "whiskey", version: "1.0.0"})
+	publish(t, module{name: "whiskey", version: "2.0.0", omitConfigMap: true,
+		extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: whiskey-v2}\nstringData: {a: b}\n"}})
+	releaseMeta(t, "whiskey", map[string]string{"regular": "1.0.0"})
+	newKyma(t, "upgrade", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "whiskey"}} })
+	require.Eventually(t, func() bool {
+		err := runtimeObject(t, "v1", "ConfigMap", "upgrade", "whiskey-config")
+		return err == nil
+	}, timeout, tick, "version 1 is installed")
+
+	mrm := &v1beta2.ModuleReleaseMeta{}
+	require.NoError(t, kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: "whiskey"}, mrm))
+	mrm.Spec.Channels = []v1beta2.ChannelVersionAssignment{{Channel: "regular", Version: "2.0.0"}}
+	require.NoError(t, kcp.Client.Update(t.Context(), mrm))
+
+	require.Eventually(t, func() bool {
+		secretErr := runtimeObject(t, "v1", "Secret", "upgrade", "whiskey-v2")
+		cmErr := runtimeObject(t, "v1", "ConfigMap", "upgrade", "whiskey-config")
+		return secretErr == nil && apierrors.IsNotFound(cmErr)
+	}, timeout, tick, "version 2's objects are applied and version 1's ConfigMap is pruned")
+	dep := &appsv1.Deployment{}
+	require.NoError(t, runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: "upgrade", Name: "whiskey-operator"}, dep))
+	assert.Equal(t, "registry.example.com/kyma/whiskey-operator:2.0.0", dep.Spec.Template.Spec.Containers[0].Image)
+	mf, err := getManifest(t, "upgrade-whiskey")
+	require.NoError(t, err)
+	assert.Equal(t, "2.0.0", mf.Spec.Version)
+}
+
+func TestLocalizedImagesAndSkipReconciliation(t *testing.T) {
+	publish(t, module{name: "xray", version: "1.0.0"})
+	releaseMeta(t, "xray", map[string]string{"regular": "1.0.0"})
+	newKyma(t, "localized", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "xray"}} })
+	eventuallyManifest(t, "localized-xray", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+
+	updateManifest(t, "localized-xray", func(mf *v1beta2.Manifest) {
+		mf.Spec.LocalizedImages = []string{"mirror.example.com/kyma/xray-operator:1.0.0-mirrored"}
+	})
+	require.Eventually(t, func() bool {
+		dep := &appsv1.Deployment{}
+		err := runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: "localized", Name: "xray-operator"}, dep)
+		return err == nil && dep.Spec.Template.Spec.Containers[0].Image == "mirror.example.com/kyma/xray-operator:1.0.0-mirrored"
+	}, timeout, tick, "images are rewritten to the localized ones")
+
+	// With skip-reconciliation, a deleted module object stays deleted.
+	updateManifest(t, "localized-xray", func(mf *v1beta2.Manifest) { mf.Labels[shared.SkipReconciliationLabel] = "true" })
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: "localized", Name: "xray-config"}, cm))
+	require.NoError(t, runtimeEnv.Client.Delete(t.Context(), cm))
+	updateManifest(t, "localized-xray", func(mf *v1beta2.Manifest) { // a change that would trigger a reconcile
+		mf.Spec.LocalizedImages = append(mf.Spec.LocalizedImages, "mirror.example.com/other:1")
+	})
+	assert.Never(t, func() bool {
+		err := runtimeObject(t, "v1", "ConfigMap", "localized", "xray-config")
+		return err == nil
+	}, 2*time.Second, tick, "a skipped Manifest is left alone")
+
+	updateManifest(t, "localized-xray", func(mf *v1beta2.Manifest) { delete(mf.Labels, shared.SkipReconciliationLabel) })
+	require.Eventually(t, func() bool {
+		err := runtimeObject(t, "v1", "ConfigMap", "localized", "xray-config")
+		return err == nil
+	}, timeout, tick, "without the label the Manifest repairs its module")
+}
+
+func TestDeletionWaitsForUserCRs(t *testing.T) {
+	publish(t, module{name: "yankee", version: "1.0.0", data: defaultCR("Yankee")})
+	releaseMeta(t, "yankee", map[string]string{"regular": "1.0.0"})
+	newKyma(t, "blocked", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "yankee"}} })
+	require.Eventually(t, func() bool {
+		err := runtimeObject(t, testGroup+"/v1", "Yankee", "blocked", "default")
+		return err == nil
+	}, timeout, tick, "the default CR exists")
+	mine := &unstructured.Unstructured{Object: defaultCR("Yankee")}
+	mine.SetName("mine")
+	mine.SetNamespace("blocked")
+	require.NoError(t, runtimeEnv.Client.Create(t.Context(), mine))
+
+	updateKyma(t, "blocked", func(k *v1beta2.Kyma) { k.Spec.Modules = nil })
+
+	mf := eventuallyManifest(t, "blocked-yankee", "blocked", manifestState(shared.StateWarning))
+	assert.Contains(t, mf.Status.LastOperation.Operation, "blocked by resources of the module's kinds that users created: Yankee blocked/mine")
+	err := runtimeObject(t, testGroup+"/v1", "Yankee", "blocked", "default")
+	assert.True(t, apierrors.IsNotFound(err), "the default CR went first")
+	err = runtimeObject(t, "apps/v1", "Deployment", "blocked", "yankee-operator")
+	assert.NoError(t, err, "the module stays while it is blocked")
+
+	require.NoError(t, runtimeEnv.Client.Delete(t.Context(), mine))
+	require.Eventually(t, func() bool {
+		_, mfErr := getManifest(t, "blocked-yankee")
+		depErr := runtimeObject(t, "apps/v1", "Deployment", "blocked", "yankee-operator")
+		return apierrors.IsNotFound(mfErr) && apierrors.IsNotFound(depErr)
+	}, timeout, tick, "once the user's CR is gone, the module is removed")
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	err = runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Name: "yankees." + testGroup}, crd)
+	assert.True(t, apierrors.IsNotFound(err) || !crd.DeletionTimestamp.IsZero(), "the CRD is removed last")
+}
+
+func TestRegistryOutageAndCorruptLayers(t *testing.T) {
+	publish(t, module{name: "zulu", version: "1.0.0"})
+	releaseMeta(t, "zulu", map[string]string{"regular": "1.0.0"})
+	publish(t, module{name: "quartz", version: "1.0.0"})
+	releaseMeta(t, "quartz", map[string]string{"regular": "1.0.0"})
+	tmpl := &v1beta2.ModuleTemplate{}
+	require.NoError(t, kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: "quartz-1.0.0"}, tmpl))
+	d, err := descriptor.Parse(tmpl.Spec.Descriptor.Raw)
+	require.NoError(t, err)
+	layer, err := d.LayerOf("raw-manifest")
+	require.NoError(t, err)
+	corrupted.Store(layer.Digest, true)
+	defer corrupted.Delete(layer.Digest)
+
+	registryDown.Store(true)
+	newKyma(t, "outage", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "zulu"}} })
+	mf := eventuallyManifest(t, "outage-zulu", "Error", manifestState(shared.StateError))
+	cond := meta.FindStatusCondition(mf.Status.Conditions, v1beta2.ConditionResources)
+	require.NotNil(t, cond)
+	assert.Equal(t, "RegistryUnreachable", cond.Reason)
+	registryDown.Store(false)
+	eventuallyManifest(t, "outage-zulu", "installed after the outage", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+
+	newKyma(t, "corrupt", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "quartz"}} })
+	mf = eventuallyManifest(t, "corrupt-quartz", "Error", manifestState(shared.StateError))
+	cond = meta.FindStatusCondition(mf.Status.Conditions, v1beta2.ConditionResources)
+	require.NotNil(t, cond)
+	assert.Equal(t, "DigestMismatch", cond.Reason)
+	assert.Contains(t, mf.Status.LastOperation.Operation, layer.Digest)
+	k := eventuallyKyma(t, "corrupt", "Error", stateIs(shared.StateError))
+	assert.Contains(t, moduleStatus(k, "quartz").Message, "does not match its digest", "the Kyma tells why")
+}
+
+// nudgeManifest enqueues a Manifest as the push path does when a module
+// resource changes in the runtime (the agent is not running in this suite).
+func nudgeManifest(t *testing.T, name string) {
+	t.Helper()
+	updateManifest(t, name, func(mf *v1beta2.Manifest) {
+		mf.Labels["test.lifecycle-manager/nudge"] = time.Now().Format("150405.000000")
+	})
+}
