@@ -83,9 +83,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if v.decision == metrics.DecisionQueued {
 		h.queue.Enqueue(v.key)
 	}
-	h.answer(w, rv)
+	// Counted before answering, so that the count is complete once the API server has its answer.
 	h.metrics.AdmissionRequests.WithLabelValues(operationLabel(rv.Request.Operation), v.decision).Inc()
 	h.metrics.AdmissionDuration.Observe(time.Since(start).Seconds())
+	h.answer(w, rv)
 	if v.decision == metrics.DecisionMalformed {
 		h.log.Info("allowed a malformed admission review", "uid", rv.Request.UID, "reason", v.why, "error", err)
 		return

@@ -3,7 +3,6 @@ package admission
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"reflect"
 
 	"github.com/lifecycle-manager/skr-agent/internal/event"
@@ -22,48 +21,64 @@ type verdict struct {
 
 // decide applies the relevance rules: CREATE and DELETE always; UPDATE when
 // spec changed, or status for the status subresource, or anything for an
-// object without spec; CONNECT and other subresources never.
+// object without spec; CONNECT and other subresources never. Each object is
+// parsed once.
 func decide(manager string, req *request) verdict {
 	switch req.Operation {
 	case opConnect:
 		return verdict{decision: metrics.DecisionIgnored, why: "CONNECT is not a change"}
 	case opCreate:
-		return queued(manager, req, req.Object)
+		return queued(manager, req, parseObject(req.Object))
 	case opDelete:
-		obj := req.OldObject
-		if isAbsent(obj) {
-			obj = req.Object
+		if isAbsent(req.OldObject) {
+			return queued(manager, req, parseObject(req.Object))
 		}
-		return queued(manager, req, obj)
+		return queued(manager, req, parseObject(req.OldObject))
 	case opUpdate:
-		switch req.SubResource {
-		case "":
-			if !specChanged(req.OldObject, req.Object) {
-				return verdict{decision: metrics.DecisionUnchanged, why: "spec unchanged"}
-			}
-		case statusSubresource:
-			if !partChanged(req.OldObject, req.Object, func(o *objectParts) json.RawMessage { return o.Status }) {
-				return verdict{decision: metrics.DecisionUnchanged, why: "status unchanged"}
-			}
-		default:
+		if req.SubResource != "" && req.SubResource != statusSubresource {
 			return verdict{decision: metrics.DecisionIgnored, why: "subresource " + req.SubResource + " is not watched"}
 		}
-		return queued(manager, req, req.Object)
+		oldObj, newObj := parseObject(req.OldObject), parseObject(req.Object)
+		if why, changed := updateChanged(req, oldObj, newObj); !changed {
+			return verdict{decision: metrics.DecisionUnchanged, why: why}
+		}
+		return queued(manager, req, newObj)
 	default:
 		return verdict{decision: metrics.DecisionMalformed, why: "unknown operation " + req.Operation}
 	}
 }
 
+// updateChanged compares the watched part: status for the status
+// subresource, else spec, else (objects without spec, like a ConfigMap)
+// the whole object but for what the API server changes itself. Objects that
+// cannot be read count as changed: the KCP reads the current state anyway.
+func updateChanged(req *request, oldObj, newObj *objectParts) (string, bool) {
+	if oldObj == nil || newObj == nil {
+		return "", true
+	}
+	if req.SubResource == statusSubresource {
+		return "status unchanged", !jsonEqual(oldObj.Status, newObj.Status)
+	}
+	switch hasOld, hasNew := !isAbsent(oldObj.Spec), !isAbsent(newObj.Spec); {
+	case hasOld && hasNew:
+		return "spec unchanged", !jsonEqual(oldObj.Spec, newObj.Spec)
+	case hasOld != hasNew:
+		return "", true
+	default:
+		return "object unchanged", !objectsEqual(req.OldObject, req.Object)
+	}
+}
+
 // queued builds the key of the changed object: its kind from the request,
 // its name from the object, or from the request when the object has none.
-func queued(manager string, req *request, obj json.RawMessage) verdict {
+func queued(manager string, req *request, obj *objectParts) verdict {
 	if req.Kind.Version == "" || req.Kind.Kind == "" {
 		return verdict{decision: metrics.DecisionMalformed, why: "request has no kind"}
 	}
 	namespace, name := req.Namespace, req.Name
-	if o, err := parseObject(obj); err == nil && o.Metadata.Name != "" {
+	if obj != nil && obj.Metadata.Name != "" {
 		// A CREATE with generateName has its name only in the object.
-		namespace, name = o.Metadata.Namespace, o.Metadata.Name
+		namespace, name = obj.Metadata.Namespace, obj.Metadata.Name
 	}
 	if name == "" {
 		return verdict{decision: metrics.DecisionMalformed, why: "neither object nor request has a name"}
@@ -82,62 +97,40 @@ type objectParts struct {
 	Status json.RawMessage `json:"status"`
 }
 
-var errNoObject = errors.New("no object")
-
-func parseObject(raw json.RawMessage) (*objectParts, error) {
+// parseObject reads the parts the rules need; nil when there is no object
+// or it does not parse.
+func parseObject(raw json.RawMessage) *objectParts {
 	if isAbsent(raw) {
-		return nil, errNoObject
+		return nil
 	}
 	var o objectParts
 	if err := json.Unmarshal(raw, &o); err != nil {
-		return nil, err // callers only test for failure
+		return nil
 	}
-	return &o, nil
-}
-
-// specChanged compares spec; for objects without spec (a ConfigMap), any
-// change but the ones the API server makes itself counts.
-func specChanged(oldRaw, newRaw json.RawMessage) bool {
-	oldObj, errOld := parseObject(oldRaw)
-	newObj, errNew := parseObject(newRaw)
-	if errOld != nil || errNew != nil {
-		return true // cannot tell: forward, the KCP reads the current state anyway
-	}
-	switch hasOld, hasNew := !isAbsent(oldObj.Spec), !isAbsent(newObj.Spec); {
-	case hasOld && hasNew:
-		return !jsonEqual(oldObj.Spec, newObj.Spec)
-	case hasOld != hasNew:
-		return true
-	default:
-		return !objectsEqual(oldRaw, newRaw)
-	}
-}
-
-func partChanged(oldRaw, newRaw json.RawMessage, part func(*objectParts) json.RawMessage) bool {
-	oldObj, errOld := parseObject(oldRaw)
-	newObj, errNew := parseObject(newRaw)
-	if errOld != nil || errNew != nil {
-		return true
-	}
-	return !jsonEqual(part(oldObj), part(newObj))
+	return &o
 }
 
 func isAbsent(raw json.RawMessage) bool {
 	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
 }
 
-// jsonEqual compares two JSON values by meaning: key order and spacing do
-// not matter, numbers compare by their text.
+// jsonEqual compares two encodings of a value. The API server encodes
+// both objects of a review the same way (map keys sorted, struct fields in
+// order), so equal values have equal bytes; compacting first makes
+// whitespace irrelevant too. A value re-encoded with other key order would
+// count as changed: one event too many, never one too few.
 func jsonEqual(a, b json.RawMessage) bool {
 	if isAbsent(a) || isAbsent(b) {
 		return isAbsent(a) == isAbsent(b)
 	}
 	if bytes.Equal(a, b) {
-		return true // the API server encodes both the same way: the usual case
+		return true
 	}
-	va, errA := decodeAny(a)
-	vb, errB := decodeAny(b)
-	return errA == nil && errB == nil && reflect.DeepEqual(va, vb)
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return false
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 // objectsEqual compares whole objects, leaving out the metadata the API

@@ -128,6 +128,11 @@ func (q *Queue) overflow(now time.Duration) AddResult {
 // nothing waits any more.
 func (q *Queue) Get(ctx context.Context) (Item, bool) {
 	for {
+		// Checked first: a caller that gives an item back at once when its
+		// context has ended would otherwise spin through the queue.
+		if ctx.Err() != nil {
+			return Item{}, false
+		}
 		q.mu.Lock()
 		pause := time.Until(q.pausedUntil)
 		if pause <= 0 {

@@ -151,6 +151,16 @@ func TestGetEndsWithContext(t *testing.T) {
 	assert.False(t, <-done)
 }
 
+func TestGetEndsWithContextEvenWithItemsReady(t *testing.T) {
+	q := newQueue(t, 10)
+	q.Add(key("a"))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, ok := q.Get(ctx)
+	assert.False(t, ok, "an ended context wins over a ready item")
+	assert.Equal(t, 1, q.Len())
+}
+
 func TestGetWakesOnAdd(t *testing.T) {
 	q := newQueue(t, 10)
 	got := make(chan event.Key)
