@@ -78,6 +78,7 @@ func startAgent(b *testing.B, mode kcpMode, args ...string) (*process, *kcptest.
 	// Stopped as Kubernetes stops it: SIGTERM, then SIGKILL after a grace period.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
+	stopWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		stop()
 		b.Fatal(err)

@@ -72,6 +72,7 @@ func TestStopsCleanlyOnSIGTERM(t *testing.T) {
 		"TLS_KEY=" + files.Key, "WEBHOOK_PORT=" + strconv.Itoa(freePort(t)), "METRICS_PORT=" + strconv.Itoa(metricsPort)}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	stopWithParent(cmd)
 	require.NoError(t, cmd.Start())
 	ready := fmt.Sprintf("http://127.0.0.1:%d/readyz", metricsPort)
 	require.Eventually(t, func() bool {
