@@ -1,0 +1,82 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// Server is an http.Server bound to its listener.
+type Server struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// Listen binds addr and returns a server for handler; with tlsCfg it
+// serves HTTPS only.
+func Listen(ctx context.Context, addr string, handler http.Handler, tlsCfg *tls.Config, log logr.Logger) (*Server, error) {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	return &Server{ln: ln, srv: &http.Server{
+		Handler:           handler,
+		TLSConfig:         tlsCfg,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          errorLog(log),
+	}}, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Serve serves until Shutdown or Close; it returns nil then.
+func (s *Server) Serve() error {
+	var err error
+	if s.srv.TLSConfig != nil {
+		err = s.srv.ServeTLS(s.ln, "", "") // the certificate comes from TLSConfig.GetCertificate
+	} else {
+		err = s.srv.Serve(s.ln)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving on %s: %w", s.ln.Addr(), err)
+	}
+	return nil
+}
+
+// Shutdown stops accepting and waits for requests in progress until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if err := s.srv.Shutdown(ctx); err != nil {
+		_ = s.srv.Close()
+		return fmt.Errorf("shutting down %s: %w", s.ln.Addr(), err)
+	}
+	return nil
+}
+
+// Close stops at once; for a server that never served.
+func (s *Server) Close() error { return s.ln.Close() }
+
+// errorLog sends http.Server's own messages, mostly refused TLS
+// handshakes, to the debug log: they are the caller's problem.
+func errorLog(l logr.Logger) *log.Logger {
+	return log.New(logWriter{l.V(1)}, "", 0)
+}
+
+type logWriter struct{ log logr.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log.Info(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
