@@ -1,0 +1,102 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/kcp-operator/internal/publish"
+)
+
+const verifyHelp = `Check a published module the way the operator will install it.
+
+verify reads the ModuleTemplate in --template (a file publish wrote; other
+documents in it are ignored), checks that the registry holds the same
+component descriptor for the version, fetches every layer of the module
+and checks it against its digest, renders the module as the operator does
+(for --runtime-namespace), and checks the default CR against the module's
+CRDs. It prints the resources the operator would apply, in apply order,
+then the default CR.`
+
+const verifyExamples = `  modulectl verify --template sample.yaml --insecure
+
+  # Only the exit code and the resource count
+  modulectl verify --template catalog/keda-2.17.1.yaml --output-format json --quiet | jq '.objects | length'`
+
+type verifyFlags struct {
+	template         string
+	runtimeNamespace string
+	login            login
+}
+
+func newVerifyCommand(s streams, g *globals) *cobra.Command {
+	f := &verifyFlags{}
+	cmd := &cobra.Command{
+		Use:     "verify --template FILE [flags]",
+		Short:   "Fetch a published module, check its digests and print what the operator would install",
+		Long:    verifyHelp,
+		Example: verifyExamples,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runVerify(cmd, s, g, f)
+		},
+	}
+	flags := cmd.Flags()
+	flags.StringVar(&f.template, "template", "", "file with the ModuleTemplate to verify (required)")
+	flags.StringVar(&f.runtimeNamespace, "runtime-namespace", shared.DefaultRuntimeNamespace, "namespace the module is rendered for")
+	f.login.register(flags)
+	return cmd
+}
+
+func runVerify(cmd *cobra.Command, s streams, g *globals, f *verifyFlags) error {
+	if f.template == "" {
+		return usagef("the template is missing (--template FILE)")
+	}
+	progress := g.progress(s)
+	access, err := f.login.access(s, progress)
+	if err != nil {
+		return err
+	}
+	tmpl, err := publish.ReadTemplate(f.template)
+	if err != nil {
+		return err
+	}
+	v, err := publish.Verify(cmd.Context(), publish.VerifyRequest{Template: tmpl, RuntimeNamespace: f.runtimeNamespace}, access)
+	if err != nil {
+		return err
+	}
+	if g.format == formatJSON {
+		return writeJSON(s.out, verifyJSON(v))
+	}
+	if progress == nil && !g.quiet {
+		printWarnings(s, v.Warnings)
+	}
+	objs := make([]any, 0, len(v.Objects)+1)
+	for _, o := range v.Objects {
+		objs = append(objs, o)
+	}
+	data, err := publish.EncodeYAML(objs...)
+	if err != nil {
+		return &publish.Error{Kind: publish.ErrOutput, Err: err}
+	}
+	if v.DefaultCR != nil {
+		cr, err := publish.EncodeYAML(v.DefaultCR)
+		if err != nil {
+			return &publish.Error{Kind: publish.ErrOutput, Err: err}
+		}
+		data = append(data, "---\n# The default CR, created after the resources above.\n"...)
+		data = append(data, cr...)
+	}
+	return writeOut(s.out, data)
+}
+
+func verifyJSON(v *publish.Verified) map[string]any {
+	objs := make([]map[string]any, len(v.Objects))
+	for i, o := range v.Objects {
+		objs[i] = o.Object
+	}
+	out := map[string]any{"result": v, "objects": objs}
+	if v.DefaultCR != nil {
+		out["defaultCR"] = v.DefaultCR.Object
+	}
+	return out
+}
