@@ -106,7 +106,7 @@ func TestModuleAddedInTheRuntimeIsInstalled(t *testing.T) {
 	assert.True(t, strings.HasPrefix(install.Ref, "sha256:"))
 	assert.Equal(t, v1beta2.RefTypeRawManifest, install.Type)
 	require.NotNil(t, mf.Spec.Resource)
-	assert.Equal(t, "admin-adds", mf.Spec.Resource.GetNamespace(), "the default CR goes into the runtime namespace")
+	assert.Equal(t, "Alpha", mf.Spec.Resource.GetKind())
 	assert.Equal(t, "regular", mf.Labels[shared.ChannelLabel])
 
 	playModuleOperator(t, "admin-adds", "alpha", "Ready", true)

@@ -12,7 +12,6 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
-	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 )
 
@@ -63,11 +62,10 @@ func buildManifest(kyma *v1beta2.Kyma, m *resolve.Module, listed v1beta2.Module,
 		},
 	}
 	if policy == v1beta2.CustomResourcePolicyCreateAndDelete && m.Template.Spec.Data != nil {
-		cr := m.Template.Spec.Data.DeepCopy()
-		if cr.GetNamespace() == "" {
-			cr.SetNamespace(remote.RuntimeNamespace(kyma))
-		}
-		mf.Spec.Resource = cr
+		// The namespace stays as the template has it: only the runtime
+		// knows whether the CR's kind is namespaced, and the Manifest
+		// controller defaults it there.
+		mf.Spec.Resource = m.Template.Spec.Data.DeepCopy()
 	}
 	if err := controllerutil.SetControllerReference(kyma, mf, scheme); err != nil {
 		return nil, fmt.Errorf("setting the owner of Manifest %s: %w", mf.Name, err)
