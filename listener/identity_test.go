@@ -3,7 +3,9 @@ package listener_test
 import (
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -151,4 +153,50 @@ func TestGatewayMode(t *testing.T) {
 			assert.Equal(t, tc.wantID, events.all()[before].RuntimeID)
 		})
 	}
+}
+
+// TestHTTP2 checks the answers over HTTP/2, which agents may negotiate: the
+// identity of the connection and the body limit work the same.
+func TestHTTP2(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.directConfig(t)
+	cfg.MaxBodyBytes = 512
+	srv := start(t, cfg)
+	events := consume(t, srv.srv)
+	leaf := f.ca.Client("rt-h2")
+	c := mtlsClient(t, f.ca, &leaf)
+	c.Transport.(*http.Transport).ForceAttemptHTTP2 = true
+	url := "https://" + srv.addr + "/v2/klm/event"
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(kymaBody))
+	require.NoError(t, err)
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, 2, resp.ProtoMajor)
+	assert.Equal(t, http.StatusAccepted, resp.StatusCode)
+	require.Eventually(t, func() bool { return len(events.all()) == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, "rt-h2", events.all()[0].RuntimeID)
+
+	a, err := do(t, c, http.MethodPost, url, iotest.OneByteReader(strings.NewReader(strings.Repeat(" ", 600)+kymaBody)), nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, a.code)
+}
+
+// TestGatewayModeOverTLS serves gateway mode with a serving certificate and
+// no client certificates: the gateway re-encrypts towards the listener.
+func TestGatewayModeOverTLS(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.directConfig(t)
+	cfg.Mode = listener.ModeGateway
+	cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	srv := start(t, cfg)
+	events := consume(t, srv.srv)
+	leaf := f.ca.Client("rt-behind-gateway")
+	a, err := do(t, mtlsClient(t, f.ca, nil), http.MethodPost, "https://"+srv.addr+"/v2/klm/event", kymaBody,
+		http.Header{"X-Forwarded-Client-Cert": {testpki.Element(leaf.Cert)}})
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusAccepted, a.code, a.body)
+	require.Eventually(t, func() bool { return len(events.all()) == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, "rt-behind-gateway", events.all()[0].RuntimeID)
 }

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -58,11 +57,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 		b.Skipf("file descriptor limit %d is too low for %d connections: raise ulimit -n", limit.Cur, n)
 	}
 	ca := testpki.NewCA(b, "kcp-ca")
-	caDir := b.TempDir()
-	certPEM, keyPEM, err := ca.CA.PEM()
-	require.NoError(b, err)
-	require.NoError(b, os.WriteFile(filepath.Join(caDir, "ca.crt"), certPEM, 0o600))
-	require.NoError(b, os.WriteFile(filepath.Join(caDir, "ca.key"), keyPEM, 0o600))
+	caDir := writeCA(b, ca)
 
 	cfg := listener.Config{
 		Managers: []string{manager}, KeyPair: ca.Server().KeyPair(b), ClientCAs: ca.Bundle(),
@@ -84,7 +79,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 	child.Stderr = os.Stderr
 	start := time.Now()
 	require.NoError(b, child.Start())
-	waitForLine(b, stdout, "READY")
+	expectLine(b, bufio.NewScanner(stdout), "READY")
 	connected := time.Since(start)
 	after := memory()
 	_ = stdin.Close() // the child closes its connections and exits
@@ -120,17 +115,6 @@ func memory() memSnapshot {
 
 func mib(bytes uint64) float64 { return float64(int64(bytes)) / (1 << 20) }
 
-func waitForLine(b *testing.B, r io.Reader, prefix string) {
-	b.Helper()
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), prefix) {
-			return
-		}
-	}
-	b.Fatalf("the client process ended before %s: %v", prefix, sc.Err())
-}
-
 // TestIdleClientsHelper is the client side of BenchmarkIdleConnections; it
 // does nothing unless that benchmark started it.
 func TestIdleClientsHelper(t *testing.T) {
@@ -140,13 +124,7 @@ func TestIdleClientsHelper(t *testing.T) {
 	}
 	n, err := strconv.Atoi(os.Getenv(idleConnsEnv))
 	require.NoError(t, err)
-	caDir := os.Getenv(idleCAEnv)
-	certPEM, err := os.ReadFile(filepath.Join(caDir, "ca.crt"))
-	require.NoError(t, err)
-	keyPEM, err := os.ReadFile(filepath.Join(caDir, "ca.key"))
-	require.NoError(t, err)
-	ca, err := pki.ParseCA(certPEM, keyPEM)
-	require.NoError(t, err)
+	ca := readCA(t, os.Getenv(idleCAEnv))
 	roots := x509.NewCertPool()
 	roots.AddCert(ca.Cert)
 
