@@ -93,6 +93,9 @@ func runLoad(b *testing.B, rate float64) {
 	require.NoError(b, child.Start())
 	lines := bufio.NewScanner(stdout)
 	expectLine(b, lines, "CONNECTED") // handshakes are done before the clock runs
+	for delivered.Load() < loadClients {
+		time.Sleep(time.Millisecond) // the warm-up events, one per client
+	}
 	b.ResetTimer()
 	warmUp := delivered.Load()
 	cpuBefore := cpuTime()
@@ -103,8 +106,9 @@ func runLoad(b *testing.B, rate float64) {
 	require.NoError(b, child.Wait())
 
 	var events, failed int
-	var seconds, p50, p99 float64
-	_, err = fmt.Sscanf(result, "RESULT events=%d failed=%d seconds=%g p50=%g p99=%g", &events, &failed, &seconds, &p50, &p99)
+	var seconds, p50, p99, clientCPU float64
+	_, err = fmt.Sscanf(result, "RESULT events=%d failed=%d seconds=%g p50=%g p99=%g cpu=%g",
+		&events, &failed, &seconds, &p50, &p99, &clientCPU)
 	require.NoError(b, err, result)
 	if failed > 0 {
 		b.Fatalf("%d of %d events not accepted", failed, events)
@@ -113,6 +117,7 @@ func runLoad(b *testing.B, rate float64) {
 	b.ReportMetric(p50, "p50-ms")
 	b.ReportMetric(p99, "p99-ms")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(events), "server-cpu-us/event")
+	b.ReportMetric(clientCPU*1e6/float64(events), "client-cpu-us/event")
 	// Below 1 when events for one object coalesced while waiting.
 	b.ReportMetric(float64(delivered.Load()-warmUp)/float64(events), "delivered/event")
 }
@@ -179,6 +184,7 @@ func TestLoadClientsHelper(t *testing.T) {
 	fmt.Println("CONNECTED") //nolint:forbidigo // the parent process reads this line
 	_, _ = io.Copy(io.Discard, os.Stdin)
 
+	cpuBefore := cpuTime()
 	perClient := (total + len(clients) - 1) / len(clients)
 	latencies := make([][]time.Duration, len(clients))
 	var failed atomic.Int64
@@ -218,8 +224,8 @@ func TestLoadClientsHelper(t *testing.T) {
 	at := func(q float64) float64 {
 		return float64(all[min(len(all)-1, int(q*float64(len(all))))].Microseconds()) / 1000
 	}
-	fmt.Printf("RESULT events=%d failed=%d seconds=%g p50=%g p99=%g\n", //nolint:forbidigo // read by the parent
-		len(all), failed.Load(), elapsed.Seconds(), at(0.5), at(0.99))
+	fmt.Printf("RESULT events=%d failed=%d seconds=%g p50=%g p99=%g cpu=%g\n", //nolint:forbidigo // read by the parent
+		len(all), failed.Load(), elapsed.Seconds(), at(0.5), at(0.99), (cpuTime() - cpuBefore).Seconds())
 }
 
 // loadClientsFor returns 64 clients with certificates of ca: one HTTP/1.1
