@@ -1,0 +1,70 @@
+package eventsource
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/util/workqueue"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/lifecycle-manager/listener/event"
+)
+
+// MapFunc returns the requests to enqueue for an event; none drops it. It
+// runs on the source's goroutine, one event at a time, and should answer
+// from memory (e.g. the manager's cache): while it runs, further events
+// wait coalesced in the listener.
+type MapFunc[R comparable] func(ctx context.Context, ev event.Event) []R
+
+// Consumer hands out the events of a manager; *listener.Server is one.
+type Consumer interface {
+	// CanConsume fails when the manager is unknown or has a consumer already.
+	CanConsume(manager string) error
+	// Consume delivers the manager's events until ctx ends.
+	Consume(ctx context.Context, manager string, deliver func(event.Event)) error
+}
+
+// New returns a source of reconcile.Requests for builder.WatchesRawSource.
+func New(c Consumer, manager string, mapFn MapFunc[reconcile.Request]) source.Source {
+	return NewTyped(c, manager, mapFn)
+}
+
+// NewTyped returns a source of requests of any type, for typed controllers.
+// A manager's events go to one source only: Start fails for a manager that
+// has a consumer already.
+func NewTyped[R comparable](c Consumer, manager string, mapFn MapFunc[R]) source.TypedSource[R] {
+	return &eventSource[R]{consumer: c, manager: manager, mapFn: mapFn}
+}
+
+type eventSource[R comparable] struct {
+	consumer Consumer
+	manager  string
+	mapFn    MapFunc[R]
+}
+
+func (s *eventSource[R]) String() string { return "listener events of manager " + s.manager }
+
+// Start attaches to the manager's events and returns; the events flow into
+// q until ctx ends.
+func (s *eventSource[R]) Start(ctx context.Context, q workqueue.TypedRateLimitingInterface[R]) error {
+	if s.mapFn == nil {
+		return fmt.Errorf("%s: no mapping function", s)
+	}
+	if err := s.consumer.CanConsume(s.manager); err != nil {
+		return fmt.Errorf("%s: %w", s, err)
+	}
+	log := logf.FromContext(ctx).WithValues("manager", s.manager)
+	go func() {
+		err := s.consumer.Consume(ctx, s.manager, func(ev event.Event) {
+			for _, req := range s.mapFn(ctx, ev) {
+				q.Add(req)
+			}
+		})
+		if err != nil {
+			log.Error(err, "listener events do not reach this controller")
+		}
+	}()
+	return nil
+}
