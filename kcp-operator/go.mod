@@ -3,6 +3,8 @@ module github.com/lifecycle-manager/kcp-operator
 go 1.26.0
 
 require (
+	github.com/lifecycle-manager/certs v0.0.0
+	github.com/lifecycle-manager/listener v0.0.0
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-containerregistry v0.22.1
 	github.com/lifecycle-manager/api v0.0.0
@@ -105,3 +107,7 @@ require (
 )
 
 replace github.com/lifecycle-manager/api => ../api
+
+replace github.com/lifecycle-manager/certs => ../certs
+
+replace github.com/lifecycle-manager/listener => ../listener

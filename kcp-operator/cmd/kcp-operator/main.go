@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/lifecycle-manager/certs/config"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/setup"
 )
@@ -31,9 +32,11 @@ func run() error {
 	fs := pflag.NewFlagSet("kcp-operator", pflag.ContinueOnError)
 	opts.Bind(fs)
 	zapOpts := zap.Options{}
-	logFlags := flag.NewFlagSet("log", flag.ContinueOnError)
-	zapOpts.BindFlags(logFlags)
-	fs.AddGoFlagSet(logFlags)
+	goFlags := flag.NewFlagSet("kcp-operator", flag.ContinueOnError)
+	zapOpts.BindFlags(goFlags)
+	certOpts := config.Defaults()
+	certOpts.BindFlags(goFlags)
+	fs.AddGoFlagSet(goFlags)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil
@@ -48,7 +51,7 @@ func run() error {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
-	op, err := setup.New(ctx, cfg, opts, ctrlmetrics.Registry, log)
+	op, err := setup.New(ctx, cfg, opts, certOpts, ctrlmetrics.Registry, log)
 	if err != nil {
 		return err
 	}

@@ -61,6 +61,18 @@ type Options struct {
 	GatewaySelector   map[string]string
 	GatewayPort       int64
 
+	ListenerAddr           string
+	ListenerMode           string
+	ListenerTrustedProxies []string
+	AgentInstall           bool
+	AgentKCPAddress        string
+	AgentImage             string
+	AgentContract          string
+	AgentWebhookURL        string
+	AgentRerenderSpread    time.Duration
+	ModuleDriftWatch       bool
+	RequeueNoPush          time.Duration
+
 	RateLimiterBaseDelay time.Duration
 	RateLimiterMaxDelay  time.Duration
 	RateLimiterQPS       float64
@@ -111,6 +123,16 @@ func Default() Options {
 		GatewaySecret:     "lifecycle-manager-endpoint-tls",
 		GatewaySelector:   map[string]string{"istio": "ingressgateway"},
 		GatewayPort:       443,
+
+		ListenerAddr:           ":8082",
+		ListenerMode:           "gateway",
+		ListenerTrustedProxies: []string{"127.0.0.0/8", "::1/128"},
+		AgentInstall:           true,
+		AgentImage:             "ghcr.io/lifecycle-manager/skr-agent:latest",
+		AgentContract:          "v2",
+		AgentRerenderSpread:    2 * time.Minute,
+		ModuleDriftWatch:       true,
+		RequeueNoPush:          time.Minute,
 
 		RateLimiterBaseDelay: 500 * time.Millisecond,
 		RateLimiterMaxDelay:  5 * time.Minute,
@@ -171,6 +193,18 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	fs.StringToStringVar(&o.GatewaySelector, "istio-gateway-selector", o.GatewaySelector, "Labels of the Istio ingress gateway pods.")
 	fs.Int64Var(&o.GatewayPort, "istio-gateway-port", o.GatewayPort, "HTTPS port of the Gateway.")
 
+	fs.StringVar(&o.ListenerAddr, "listener-bind-address", o.ListenerAddr, "Address of the event listener that the agents push to; empty disables the push path.")
+	fs.StringVar(&o.ListenerMode, "listener-mode", o.ListenerMode, "gateway: an Istio gateway terminates mTLS and passes the client certificate in X-Forwarded-Client-Cert; direct: the listener terminates mTLS itself with the endpoint certificate.")
+	fs.StringSliceVar(&o.ListenerTrustedProxies, "listener-trusted-proxies", o.ListenerTrustedProxies, "CIDRs whose X-Forwarded-Client-Cert the listener believes (gateway mode).")
+	fs.BoolVar(&o.AgentInstall, "agent-install", o.AgentInstall, "Install the skr-agent and its certificate into every runtime.")
+	fs.StringVar(&o.AgentKCPAddress, "agent-kcp-address", o.AgentKCPAddress, "host[:port] the agents send events to: the Istio gateway, or the listener in direct mode. Required with --agent-install.")
+	fs.StringVar(&o.AgentImage, "agent-image", o.AgentImage, "Image of the skr-agent.")
+	fs.StringVar(&o.AgentContract, "agent-contract", o.AgentContract, "First path segment of the agents' event URLs.")
+	fs.StringVar(&o.AgentWebhookURL, "agent-webhook-url", o.AgentWebhookURL, "Make runtimes call the agent at this URL (https://host:port) instead of its Service: local runs where no pods run.")
+	fs.DurationVar(&o.AgentRerenderSpread, "agent-rerender-spread", o.AgentRerenderSpread, "A Watcher change re-renders the agent of every runtime at random times within this window.")
+	fs.BoolVar(&o.ModuleDriftWatch, "module-drift-watch", o.ModuleDriftWatch, "Let the agents report edits and deletions of module resources, so that drift is repaired by push.")
+	fs.DurationVar(&o.RequeueNoPush, "requeue-no-push", o.RequeueNoPush, "Resync of a Kyma whose agent is not ready: without the push path, polling is the only way to see changes.")
+
 	fs.DurationVar(&o.RateLimiterBaseDelay, "rate-limiter-base-delay", o.RateLimiterBaseDelay, "First retry delay of a failed reconcile (doubles per failure).")
 	fs.DurationVar(&o.RateLimiterMaxDelay, "rate-limiter-max-delay", o.RateLimiterMaxDelay, "Largest retry delay of a failed reconcile.")
 	fs.Float64Var(&o.RateLimiterQPS, "rate-limiter-qps", o.RateLimiterQPS, "Overall retries per second of each controller (token bucket).")
@@ -186,7 +220,7 @@ func (o *Options) Validate() error {
 		"--requeue-warning": o.RequeueWarning, "--requeue-error": o.RequeueError,
 		"--rate-limiter-base-delay": o.RateLimiterBaseDelay, "--rate-limiter-max-delay": o.RateLimiterMaxDelay,
 		"--shutdown-timeout": o.ShutdownTimeout, "--purge-grace-period": o.PurgeGracePeriod,
-		"--registry-timeout": o.RegistryTimeout,
+		"--registry-timeout": o.RegistryTimeout, "--requeue-no-push": o.RequeueNoPush,
 	}
 	for name, d := range positive {
 		if d <= 0 {
@@ -215,6 +249,15 @@ func (o *Options) Validate() error {
 	}
 	if o.RateLimiterMaxDelay < o.RateLimiterBaseDelay {
 		errs = append(errs, errors.New("--rate-limiter-max-delay must not be below --rate-limiter-base-delay"))
+	}
+	if o.ListenerMode != "gateway" && o.ListenerMode != "direct" {
+		errs = append(errs, fmt.Errorf("--listener-mode must be gateway or direct, got %q", o.ListenerMode))
+	}
+	if o.AgentInstall && o.AgentKCPAddress == "" {
+		errs = append(errs, errors.New("--agent-kcp-address is required with --agent-install (or pass --agent-install=false)"))
+	}
+	if o.AgentRerenderSpread < 0 {
+		errs = append(errs, errors.New("--agent-rerender-spread must not be negative"))
 	}
 	if len(o.Namespaces) == 0 {
 		errs = append(errs, errors.New("--namespaces must name at least one KCP namespace"))

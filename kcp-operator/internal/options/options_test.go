@@ -24,8 +24,10 @@ func TestReadmeListsEveryFlag(t *testing.T) {
 	})
 }
 
-func TestDefaultsAreValid(t *testing.T) {
+func TestDefaultsAreValidOnceTheAgentAddressIsGiven(t *testing.T) {
 	o := options.Default()
+	assert.ErrorContains(t, o.Validate(), "--agent-kcp-address is required", "the address is the one flag without a default")
+	o.AgentKCPAddress = "events.kcp.example.com:443"
 	require.NoError(t, o.Validate())
 }
 

@@ -2,6 +2,7 @@ package setup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/go-logr/logr"
@@ -27,18 +28,11 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	catalogctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/catalog"
-	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
-	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
-	purgectrl "github.com/lifecycle-manager/kcp-operator/internal/controller/purge"
-	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
-	"github.com/lifecycle-manager/kcp-operator/internal/oci"
+	"github.com/lifecycle-manager/certs/config"
+	"github.com/lifecycle-manager/certs/pushpki"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
-	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/render"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
-	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
+	"github.com/lifecycle-manager/listener"
 )
 
 // Scheme returns the types the operator reads and writes.
@@ -46,6 +40,7 @@ func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, v1beta2.AddToScheme, networkingv1.AddToScheme,
+		pushpki.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("building the scheme: %w", err)
@@ -58,13 +53,20 @@ func Scheme() (*runtime.Scheme, error) {
 type Operator struct {
 	Manager  manager.Manager
 	Runtimes *remote.Cache
+	// PKI and Listener are nil when the push path is off.
+	PKI      *pushpki.PKI
+	Listener *listener.Server
 }
 
-// New builds the manager and the controllers from opts. reg receives the
-// operator's own metrics (the manager's registry in production).
-func New(ctx context.Context, cfg *rest.Config, opts options.Options, reg prometheus.Registerer, log logr.Logger) (*Operator, error) {
+// New builds the manager and the controllers from opts and the PKI's
+// certOpts. reg receives the operator's own metrics (the manager's registry
+// in production).
+func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts config.Options, reg prometheus.Registerer, log logr.Logger) (*Operator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
+	}
+	if opts.ListenerMode == "direct" && opts.ListenerAddr != "" && len(certOpts.EndpointDNSNames) == 0 {
+		return nil, errors.New("--listener-mode=direct needs the listener's certificate: set --cert-endpoint-dns-names")
 	}
 	scheme, err := Scheme()
 	if err != nil {
@@ -93,10 +95,20 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, reg promet
 	if err := mgr.Add(runtimes); err != nil {
 		return nil, fmt.Errorf("adding the runtime client cache: %w", err)
 	}
-	if err := addControllers(ctx, mgr, runtimes, opts, reg); err != nil {
+	b := &builder{mgr: mgr, opts: opts, reg: reg, runtimes: runtimes, log: log}
+	if opts.AgentInstall || opts.ListenerAddr != "" {
+		if b.push, err = newPushPath(mgr, opts, certOpts, reg, log); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.addControllers(ctx); err != nil {
 		return nil, err
 	}
-	return &Operator{Manager: mgr, Runtimes: runtimes}, nil
+	op := &Operator{Manager: mgr, Runtimes: runtimes}
+	if b.push != nil {
+		op.PKI, op.Listener = b.push.pki, b.push.listener
+	}
+	return op, nil
 }
 
 func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Options {
@@ -130,81 +142,6 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 	}
 }
 
-func addControllers(ctx context.Context, mgr manager.Manager, runtimes *remote.Cache, opts options.Options, reg prometheus.Registerer) error {
-	if err := resolve.Indexes(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
-	if err := kymactrl.IndexKymas(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
-	kymaMetrics, err := kymactrl.NewMetrics(reg)
-	if err != nil {
-		return err
-	}
-	kyma := &kymactrl.Reconciler{
-		KCP:      mgr.GetClient(),
-		Runtimes: runtimes,
-		Resolver: resolve.New(mgr.GetClient()),
-		Events:   recorder.Bounded{EventRecorder: mgr.GetEventRecorder("lifecycle-manager")},
-		Metrics:  kymaMetrics,
-		Requeue: requeue.Requeue{
-			Success: opts.RequeueSuccess, Busy: opts.RequeueBusy, Warning: opts.RequeueWarning,
-			Error: opts.RequeueError, Jitter: opts.RequeueJitter,
-		},
-		Required: []string{v1beta2.ConditionModuleCatalog},
-	}
-	if err := kyma.SetupWithManager(mgr, controllerOptions(opts, opts.KymaConcurrency), opts.TemplateChangeSpread); err != nil {
-		return err
-	}
-	cat := &catalogctrl.Reconciler{
-		KCP: mgr.GetClient(), Runtimes: runtimes, Resync: opts.RequeueSuccess, Retry: opts.RequeueError,
-	}
-	if err := cat.SetupWithManager(mgr, controllerOptions(opts, opts.CatalogConcurrency), opts.TemplateChangeSpread); err != nil {
-		return err
-	}
-	purgeMetrics, err := purgectrl.NewMetrics(reg)
-	if err != nil {
-		return err
-	}
-	purge := &purgectrl.Reconciler{
-		KCP: mgr.GetClient(), Runtimes: runtimes, Events: recorder.Bounded{EventRecorder: mgr.GetEventRecorder("lifecycle-manager-purge")},
-		Metrics: purgeMetrics, Grace: opts.PurgeGracePeriod, Cleanups: kyma.Cleanups,
-	}
-	if err := purge.SetupWithManager(mgr, controllerOptions(opts, 2)); err != nil {
-		return err
-	}
-	if err := addManifestController(mgr, runtimes, opts, reg); err != nil {
-		return err
-	}
-	if !opts.WatcherController {
-		return nil
-	}
-	return addWatcherController(mgr, opts)
-}
-
-func addWatcherController(mgr manager.Manager, opts options.Options) error {
-	for _, kind := range []string{"Gateway", "VirtualService"} {
-		gvk := networkingv1.SchemeGroupVersion.WithKind(kind)
-		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-			return fmt.Errorf("the Istio %s CRD (%s) is not installed in the KCP; install Istio's CRDs or pass --watcher-controller=false: %w",
-				kind, gvk.GroupVersion(), err)
-		}
-	}
-	ns := opts.GatewayNamespace
-	if ns == "" {
-		ns = opts.Namespaces[0]
-	}
-	w := &watcherctrl.Reconciler{
-		KCP: mgr.GetClient(), Events: recorder.Bounded{EventRecorder: mgr.GetEventRecorder("lifecycle-manager-watcher")}, Retry: opts.RequeueError,
-		Gateway: watcherctrl.GatewayConfig{
-			Name: opts.GatewayName, Namespace: ns, Hosts: opts.GatewayHosts, CredentialName: opts.GatewaySecret,
-			Selector: opts.GatewaySelector, Port: opts.GatewayPort,
-			Labels: map[string]string{shared.WatcherGatewayLabel: shared.WatcherGatewayDefault},
-		},
-	}
-	return w.SetupWithManager(mgr, controllerOptions(opts, 2))
-}
-
 // controllerOptions gives each controller its own rate limiter: per-item
 // exponential backoff for failures, capped by a token bucket for all items.
 func controllerOptions(opts options.Options, concurrency int) controller.Options {
@@ -215,42 +152,4 @@ func controllerOptions(opts options.Options, concurrency int) controller.Options
 			&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(opts.RateLimiterQPS), opts.RateLimiterBurst)},
 		),
 	}
-}
-
-func addManifestController(mgr manager.Manager, runtimes *remote.Cache, opts options.Options, reg prometheus.Registerer) error {
-	layerMetrics, err := oci.NewMetrics(reg)
-	if err != nil {
-		return err
-	}
-	fetcher, err := oci.NewFetcher(oci.Options{
-		CacheDir: opts.LayerCacheDir, MaxCacheBytes: opts.LayerCacheMB << 20, MaxLayerBytes: opts.MaxLayerMB << 20,
-		InsecureRegistries: opts.InsecureRegistries, Timeout: opts.RegistryTimeout,
-		Logger: mgr.GetLogger().WithName("layers"), Metrics: layerMetrics,
-	})
-	if err != nil {
-		return fmt.Errorf("setting up the layer cache: %w", err)
-	}
-	renderMetrics, err := render.NewMetrics(reg)
-	if err != nil {
-		return err
-	}
-	manifestMetrics, err := manifestctrl.NewMetrics(reg)
-	if err != nil {
-		return err
-	}
-	m := &manifestctrl.Reconciler{
-		KCP: mgr.GetClient(), Runtimes: runtimes, Events: recorder.Bounded{EventRecorder: mgr.GetEventRecorder("lifecycle-manager-manifest")},
-		Metrics: manifestMetrics, Parallelism: opts.ApplyParallelism,
-		Requeue: requeue.Requeue{
-			Success: opts.RequeueSuccess, Busy: opts.RequeueBusy, Warning: opts.RequeueWarning,
-			Error: opts.RequeueError, Jitter: opts.RequeueJitter,
-		},
-		Source: &manifestctrl.LayerSource{
-			Fetcher:    fetcher,
-			Renderer:   render.New(render.Options{CacheEntries: opts.RenderCacheEntries, Metrics: renderMetrics}),
-			Secrets:    mgr.GetAPIReader(),
-			PullSecret: opts.RegistryPullSecret,
-		},
-	}
-	return m.SetupWithManager(mgr, controllerOptions(opts, opts.ManifestConcurrency))
 }

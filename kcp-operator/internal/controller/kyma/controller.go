@@ -3,14 +3,17 @@ package kyma
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
@@ -41,6 +44,11 @@ type Reconciler struct {
 	// Required are the conditions of other controllers that must exist and
 	// be true for the Kyma to be Ready (ModuleCatalog, SKRWebhook).
 	Required []string
+	// Sources are further event sources, e.g. the push path's events.
+	Sources []source.Source
+	// RequeueNoPush bounds the resync of a Kyma whose agent is not ready:
+	// without the push path, only polling sees changes in its runtime.
+	RequeueNoPush time.Duration
 }
 
 // Reconcile brings one Kyma and its runtime to the desired state.
@@ -90,7 +98,19 @@ func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Re
 	if err := r.writeStatus(ctx, kyma, rt, status); err != nil {
 		return r.runtimeFailed(ctx, kyma, rt, err)
 	}
-	return r.Requeue.After(status.State), nil
+	return r.withoutPush(status, r.Requeue.After(status.State)), nil
+}
+
+// withoutPush shortens the resync while the Kyma's agent is not ready.
+func (r *Reconciler) withoutPush(status v1beta2.KymaStatus, res ctrl.Result) ctrl.Result {
+	if r.RequeueNoPush <= 0 || !slices.Contains(r.Required, v1beta2.ConditionSKRWebhook) ||
+		meta.IsStatusConditionTrue(status.Conditions, v1beta2.ConditionSKRWebhook) {
+		return res
+	}
+	if res.RequeueAfter == 0 || res.RequeueAfter > r.RequeueNoPush {
+		res.RequeueAfter = r.RequeueNoPush
+	}
+	return res
 }
 
 // runtimeFailed records that the runtime could not be reached or changed,

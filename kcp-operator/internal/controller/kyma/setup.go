@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 )
 
@@ -64,16 +64,17 @@ func kymaModuleKeys(o client.Object) []string {
 // which a template or release meta change re-enqueues the Kymas using it.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, spread time.Duration) error {
 	users := &Users{Reader: mgr.GetClient(), Spread: spread}
-	err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kyma").
 		For(&v1beta2.Kyma{}, builder.WithPredicates(kymaChanged())).
 		Owns(&v1beta2.Manifest{}, builder.WithPredicates(manifestChanged())).
 		Watches(&v1beta2.ModuleTemplate{}, users.handler(TemplateKeys), builder.WithPredicates(specOrLabelsChanged())).
 		Watches(&v1beta2.ModuleReleaseMeta{}, users.handler(ReleaseMetaKeys), builder.WithPredicates(specOrLabelsChanged())).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(kymaOfSecret)).
-		WithOptions(opts).
-		Complete(r)
-	if err != nil {
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(kymaOfSecret))
+	for _, s := range r.Sources {
+		b = b.WatchesRawSource(s)
+	}
+	if err := b.WithOptions(opts).Complete(r); err != nil {
 		return fmt.Errorf("setting up the Kyma controller: %w", err)
 	}
 	return nil
@@ -163,7 +164,7 @@ func (u *Users) handler(keys KeysFunc) handler.EventHandler {
 				continue
 			}
 			for _, k := range kymas {
-				q.AddAfter(reconcile.Request{NamespacedName: k}, u.delay())
+				q.AddAfter(reconcile.Request{NamespacedName: k}, enqueue.Delay(u.Spread))
 			}
 		}
 	}
@@ -178,13 +179,6 @@ func (u *Users) handler(keys KeysFunc) handler.EventHandler {
 			enqueue(ctx, q, e.Object)
 		},
 	}
-}
-
-func (u *Users) delay() time.Duration {
-	if u.Spread <= 0 {
-		return 0
-	}
-	return time.Duration(rand.Int64N(int64(u.Spread))) //nolint:gosec // spreading load needs no secure randomness
 }
 
 // kymaChanged lets through what the Kyma controller must react to, and not

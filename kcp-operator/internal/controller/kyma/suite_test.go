@@ -24,6 +24,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/testenv"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/certs/config"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/setup"
 )
@@ -115,6 +116,10 @@ func testOptions() options.Options {
 	opts.PurgeGracePeriod = purgeGrace
 	opts.GatewayName = "events-gateway"
 	opts.LayerCacheDir = layerCacheDir
+	// This suite tests the operator without the push path (a Kyma is then
+	// nudged where the push path would enqueue it); internal/pushpath tests it.
+	opts.AgentInstall = false
+	opts.ListenerAddr = ""
 	return opts
 }
 
@@ -126,7 +131,7 @@ func startOperator(ctx context.Context, env *testenv.Env) (<-chan struct{}, erro
 	}, funcr.Options{Verbosity: 1})
 	ctrl.SetLogger(log)
 	metricsRegistry = prometheus.NewRegistry()
-	op, err := setup.New(ctx, env.Config, testOptions(), metricsRegistry, log)
+	op, err := setup.New(ctx, env.Config, testOptions(), config.Defaults(), metricsRegistry, log)
 	if err != nil {
 		return nil, err
 	}

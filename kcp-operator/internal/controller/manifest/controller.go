@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
@@ -31,6 +32,8 @@ type Reconciler struct {
 	Requeue  requeue.Requeue
 	// Parallelism bounds the objects applied or checked at once per Manifest.
 	Parallelism int
+	// Sources are further event sources: the push path's drift events.
+	Sources []source.Source
 }
 
 // Reconcile installs the module of one Manifest and reports its state.

@@ -17,13 +17,14 @@ import (
 // SetupWithManager registers the controller. Its own status and
 // annotation writes do not enqueue a Manifest again.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("manifest").
 		For(&v1beta2.Manifest{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, releaseChanged{}))).
-		WithOptions(opts).
-		Complete(r)
-	if err != nil {
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, releaseChanged{})))
+	for _, s := range r.Sources {
+		b = b.WatchesRawSource(s)
+	}
+	if err := b.WithOptions(opts).Complete(r); err != nil {
 		return fmt.Errorf("setting up the Manifest controller: %w", err)
 	}
 	return nil

@@ -1,0 +1,144 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/render"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+)
+
+// kinds the chart renders; what is not rendered any more is deleted.
+var kinds = []schema.GroupVersionKind{
+	{Group: "apps", Version: "v1", Kind: "Deployment"},
+	{Version: "v1", Kind: "Service"},
+	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"},
+}
+
+// Installer installs agents into runtimes.
+type Installer struct {
+	opts     Options
+	chart    render.Layer
+	renderer *render.Renderer
+}
+
+// NewInstaller prepares the embedded chart.
+func NewInstaller(opts Options, renderer *render.Renderer) (*Installer, error) {
+	tgz, err := chartArchive()
+	if err != nil {
+		return nil, err
+	}
+	return &Installer{opts: opts, chart: render.Layer{Data: tgz}, renderer: renderer}, nil
+}
+
+// Status is the agent's state in one runtime.
+type Status struct {
+	Ready   bool
+	Message string
+}
+
+// Install applies the agent of kyma's runtime when its rendering changed or
+// its Deployment is gone, and reports whether the Deployment is available.
+func (in *Installer) Install(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, caBundle []byte, watchers []v1beta2.Watcher) (Status, error) {
+	values, err := in.opts.values(kyma, rt.Namespace, caBundle, watchers)
+	if err != nil {
+		return Status{}, err
+	}
+	objs, err := in.renderer.Render(ctx, render.Request{
+		Module: "skr-agent", Namespace: rt.Namespace, Type: render.HelmChart, Install: in.chart,
+		Values: values, ReleaseName: Fullname(rt.Namespace),
+	}, render.BuiltinScope)
+	if err != nil {
+		return Status{}, fmt.Errorf("rendering the skr-agent chart: %w", err)
+	}
+	status, err := deploymentStatus(ctx, rt)
+	if err != nil {
+		return Status{}, err
+	}
+	memo := "agent/" + rt.Namespace
+	hash := runtimebase.Hash(objs)
+	if rt.Facts.Recall(memo) == hash && status.Message != missing {
+		return status, nil
+	}
+	if err := apply(ctx, rt, objs); err != nil {
+		return Status{}, err
+	}
+	rt.Facts.Remember(memo, hash)
+	return deploymentStatus(ctx, rt)
+}
+
+const missing = "the agent's Deployment does not exist"
+
+func deploymentStatus(ctx context.Context, rt *remote.Runtime) (Status, error) {
+	d := &appsv1.Deployment{}
+	err := rt.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: Fullname(rt.Namespace)}, d)
+	switch {
+	case apierrors.IsNotFound(err):
+		return Status{Message: missing}, nil
+	case err != nil:
+		return Status{}, fmt.Errorf("reading the agent's Deployment: %w", err)
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	if d.Status.AvailableReplicas < 1 {
+		return Status{Message: fmt.Sprintf("the agent is not available yet (0 of %d replicas)", want)}, nil
+	}
+	return Status{Ready: true, Message: fmt.Sprintf("the agent runs (%d of %d replicas available)", d.Status.AvailableReplicas, want)}, nil
+}
+
+// apply applies the rendered objects and deletes the chart's objects that
+// are not rendered any more (the webhook configuration without watchers).
+func apply(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured) error {
+	rendered := map[schema.GroupKind]bool{}
+	for _, o := range objs {
+		rendered[o.GroupVersionKind().GroupKind()] = true
+		if err := rt.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()),
+			client.FieldOwner(runtimebase.FieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying the agent's %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	var errs []error
+	for _, gvk := range kinds {
+		if !rendered[gvk.GroupKind()] {
+			errs = append(errs, deleteObject(ctx, rt, gvk))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Remove deletes the agent from the runtime.
+func Remove(ctx context.Context, rt *remote.Runtime) error {
+	var errs []error
+	for _, gvk := range kinds {
+		errs = append(errs, deleteObject(ctx, rt, gvk))
+	}
+	rt.Facts.Forget("agent/" + rt.Namespace)
+	return errors.Join(errs...)
+}
+
+func deleteObject(ctx context.Context, rt *remote.Runtime, gvk schema.GroupVersionKind) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetName(Fullname(rt.Namespace))
+	if gvk.Kind != "ValidatingWebhookConfiguration" {
+		u.SetNamespace(rt.Namespace)
+	}
+	err := rt.Delete(ctx, u)
+	if err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+		return fmt.Errorf("deleting the agent's %s: %w", gvk.Kind, err)
+	}
+	return nil
+}

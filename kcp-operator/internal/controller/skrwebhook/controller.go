@@ -1,0 +1,120 @@
+package skrwebhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/certs/pushpki"
+	"github.com/lifecycle-manager/certs/runtimesync"
+	"github.com/lifecycle-manager/certs/tlssecret"
+	"github.com/lifecycle-manager/certs/trust"
+	"github.com/lifecycle-manager/kcp-operator/internal/agent"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+)
+
+// StatusOwner owns the SKRWebhook condition.
+const StatusOwner = "lifecycle-manager-skrwebhook"
+
+// Reconciler installs the agent of one Kyma's runtime.
+type Reconciler struct {
+	KCP       client.Client
+	Runtimes  *remote.Cache
+	PKI       *pushpki.PKI
+	Installer *agent.Installer
+	// SecretName is the agent's TLS Secret in the runtime.
+	SecretName string
+	// Resync is the interval while the agent is ready; Retry while it is not.
+	Resync, Retry time.Duration
+}
+
+// Reconcile ensures the certificate and the agent, then reports.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	kyma := &v1beta2.Kyma{}
+	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	cond := r.install(ctx, kyma)
+	if err := r.writeCondition(ctx, kyma, cond); err != nil {
+		return ctrl.Result{}, err
+	}
+	if cond.Status != metav1.ConditionTrue {
+		return ctrl.Result{RequeueAfter: r.Retry}, nil
+	}
+	return ctrl.Result{RequeueAfter: r.Resync}, nil
+}
+
+// install does the work and describes the outcome as the condition.
+func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) metav1.Condition {
+	notReady := func(reason string, err error) metav1.Condition {
+		return metav1.Condition{Type: v1beta2.ConditionSKRWebhook, Status: metav1.ConditionFalse, Reason: reason, Message: err.Error()}
+	}
+	res, err := r.PKI.EnsureKyma(ctx, kyma)
+	switch {
+	case errors.Is(err, trust.ErrNoBundle):
+		return notReady("CertificatesPending", fmt.Errorf("the KCP CA bundle is not ready yet: %w", err))
+	case err != nil:
+		return notReady("CertificateError", err)
+	case res.Pending:
+		return notReady("CertificatesPending", errors.New("the agent's certificate is being issued"))
+	}
+	rt, err := r.Runtimes.For(ctx, kyma)
+	if err != nil {
+		return notReady("RuntimeUnreachable", err)
+	}
+	status, err := r.installInto(ctx, kyma, rt, res.Material)
+	if err != nil {
+		r.Runtimes.Forget(rt, err)
+		return notReady("InstallError", err)
+	}
+	if !status.Ready {
+		return notReady("AgentNotReady", errors.New(status.Message))
+	}
+	return metav1.Condition{Type: v1beta2.ConditionSKRWebhook, Status: metav1.ConditionTrue, Reason: "AgentReady", Message: status.Message}
+}
+
+func (r *Reconciler) installInto(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, m tlssecret.Material) (agent.Status, error) {
+	if err := runtimebase.Ensure(ctx, rt); err != nil {
+		return agent.Status{}, err
+	}
+	if _, err := runtimesync.New(rt.Namespace, r.SecretName, r.PKI.Metrics).Apply(ctx, rt.Client, m); err != nil {
+		return agent.Status{}, fmt.Errorf("syncing the agent's certificate: %w", err)
+	}
+	var watchers v1beta2.WatcherList
+	if err := r.KCP.List(ctx, &watchers); err != nil {
+		return agent.Status{}, fmt.Errorf("listing Watchers: %w", err)
+	}
+	return r.Installer.Install(ctx, kyma, rt, m.CABundle, watchers.Items)
+}
+
+// writeCondition applies the SKRWebhook condition when it changed.
+func (r *Reconciler) writeCondition(ctx context.Context, kyma *v1beta2.Kyma, cond metav1.Condition) error {
+	return conditions.Apply(ctx, r.KCP, kyma, cond, StatusOwner)
+}
+
+// Cleanup removes the agent, its Secret in the runtime and the Kyma's
+// certificate in the KCP; the Kyma controller and the Purge controller run
+// it when a Kyma goes.
+func (r *Reconciler) Cleanup(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) error {
+	if err := agent.Remove(ctx, rt); err != nil {
+		return err
+	}
+	if err := runtimesync.New(rt.Namespace, r.SecretName, r.PKI.Metrics).Delete(ctx, rt.Client); err != nil {
+		return fmt.Errorf("deleting the agent's certificate in the runtime: %w", err)
+	}
+	if err := r.PKI.RemoveKyma(ctx, kyma); err != nil {
+		return fmt.Errorf("removing the agent's certificate in the KCP: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+// Package enqueue holds event handlers that fan one change out to many
+// Kymas, spread over a window so that a change does not reconcile
+// thousands of Kymas at the same moment.
+package enqueue
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/lifecycle-manager/api/v1beta2"
+)
+
+// AllKymas enqueues every Kyma of the changed object's namespace (of all
+// namespaces for cluster-wide kinds), each at a random time within spread.
+func AllKymas(reader client.Reader, spread time.Duration) handler.EventHandler {
+	return &allKymas{reader: reader, spread: spread}
+}
+
+type allKymas struct {
+	reader client.Reader
+	spread time.Duration
+}
+
+func (a *allKymas) enqueue(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	var list v1beta2.KymaList
+	if err := a.reader.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "cannot enqueue the Kymas for a change", "object", obj.GetName())
+		return
+	}
+	for _, k := range list.Items {
+		q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: k.Namespace, Name: k.Name}}, Delay(a.spread))
+	}
+}
+
+// Delay is a random wait within spread.
+func Delay(spread time.Duration) time.Duration {
+	if spread <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(spread))) //nolint:gosec // spreading load needs no secure randomness
+}
+
+// Create implements handler.EventHandler.
+func (a *allKymas) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	a.enqueue(ctx, e.Object, q)
+}
+
+// Update implements handler.EventHandler.
+func (a *allKymas) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	a.enqueue(ctx, e.ObjectNew, q)
+}
+
+// Delete implements handler.EventHandler.
+func (a *allKymas) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	a.enqueue(ctx, e.Object, q)
+}
+
+// Generic implements handler.EventHandler.
+func (a *allKymas) Generic(context.Context, event.GenericEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+}

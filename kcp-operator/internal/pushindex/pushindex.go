@@ -1,0 +1,109 @@
+// Package pushindex maps pushed events to the objects they concern: an
+// event names a runtime (by its certificate) and an object in it. Field
+// indexes of the manager's cache make that a lookup, not a list of every
+// Kyma or Manifest per event.
+package pushindex
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/listener/event"
+)
+
+// Index names.
+const (
+	// KymaRuntimeID indexes Kymas by runtime ID: the runtime-id label, else
+	// the Kyma's name (the CN the PKI gives a runtime without the label).
+	KymaRuntimeID = "kyma.runtimeID"
+	// ManifestObjects indexes Manifests by the runtime objects they placed.
+	ManifestObjects = "manifest.objects"
+)
+
+// Register adds the indexes to the manager's cache.
+func Register(ctx context.Context, fi client.FieldIndexer) error {
+	if err := fi.IndexField(ctx, &v1beta2.Kyma{}, KymaRuntimeID, func(o client.Object) []string {
+		return []string{RuntimeID(o.(*v1beta2.Kyma))}
+	}); err != nil {
+		return fmt.Errorf("indexing %s: %w", KymaRuntimeID, err)
+	}
+	if err := fi.IndexField(ctx, &v1beta2.Manifest{}, ManifestObjects, manifestKeys); err != nil {
+		return fmt.Errorf("indexing %s: %w", ManifestObjects, err)
+	}
+	return nil
+}
+
+// RuntimeID is the runtime ID of a Kyma.
+func RuntimeID(k *v1beta2.Kyma) string {
+	if id := k.RuntimeID(); id != "" {
+		return id
+	}
+	return k.Name
+}
+
+func objectKey(kyma, group, kind, namespace, name string) string {
+	return strings.Join([]string{kyma, group, kind, namespace, name}, "|")
+}
+
+// anyNamespace stands for the namespace of a default CR that names none:
+// the Manifest controller defaults it in the runtime.
+const anyNamespace = "*"
+
+func manifestKeys(o client.Object) []string {
+	mf := o.(*v1beta2.Manifest)
+	kyma := mf.Labels[shared.KymaNameLabel]
+	keys := make([]string, 0, len(mf.Status.Synced)+1)
+	for _, r := range mf.Status.Synced {
+		keys = append(keys, objectKey(kyma, r.Group, r.Kind, r.Namespace, r.Name))
+	}
+	if cr := mf.Spec.Resource; cr != nil {
+		ns := cr.GetNamespace()
+		if ns == "" {
+			ns = anyNamespace
+		}
+		keys = append(keys, objectKey(kyma, cr.GroupVersionKind().Group, cr.GetKind(), ns, cr.GetName()))
+	}
+	return keys
+}
+
+// KymasOf returns the Kyma of a runtime as a request.
+func KymasOf(ctx context.Context, reader client.Reader, runtimeID string) []reconcile.Request {
+	var list v1beta2.KymaList
+	if err := reader.List(ctx, &list, client.MatchingFields{KymaRuntimeID: runtimeID}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, k := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: k.Namespace, Name: k.Name}})
+	}
+	return out
+}
+
+// ManifestsOf returns the Manifests that placed the event's object in the event's runtime.
+func ManifestsOf(ctx context.Context, reader client.Reader, ev event.Event) []reconcile.Request {
+	var kymas v1beta2.KymaList
+	if err := reader.List(ctx, &kymas, client.MatchingFields{KymaRuntimeID: ev.RuntimeID}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, k := range kymas.Items {
+		for _, ns := range []string{ev.Object.Namespace, anyNamespace} {
+			var list v1beta2.ManifestList
+			key := objectKey(k.Name, ev.GVK.Group, ev.GVK.Kind, ns, ev.Object.Name)
+			if err := reader.List(ctx, &list, client.InNamespace(k.Namespace), client.MatchingFields{ManifestObjects: key},
+				client.UnsafeDisableDeepCopy); err != nil {
+				continue
+			}
+			for _, mf := range list.Items {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: mf.Namespace, Name: mf.Name}})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,195 @@
+package setup
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/agent"
+	catalogctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/catalog"
+	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
+	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
+	purgectrl "github.com/lifecycle-manager/kcp-operator/internal/controller/purge"
+	skrwebhookctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/skrwebhook"
+	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
+	"github.com/lifecycle-manager/kcp-operator/internal/oci"
+	"github.com/lifecycle-manager/kcp-operator/internal/options"
+	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/render"
+	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
+)
+
+// builder assembles the controllers.
+type builder struct {
+	mgr      manager.Manager
+	opts     options.Options
+	reg      prometheus.Registerer
+	runtimes *remote.Cache
+	push     *pushPath
+	log      logr.Logger
+	renderer *render.Renderer
+}
+
+func (b *builder) requeue() requeue.Requeue {
+	o := b.opts
+	return requeue.Requeue{Success: o.RequeueSuccess, Busy: o.RequeueBusy, Warning: o.RequeueWarning, Error: o.RequeueError, Jitter: o.RequeueJitter}
+}
+
+func (b *builder) events(name string) recorder.Bounded {
+	return recorder.Bounded{EventRecorder: b.mgr.GetEventRecorder(name)}
+}
+
+func (b *builder) addControllers(ctx context.Context) error {
+	fi := b.mgr.GetFieldIndexer()
+	for _, index := range []func(context.Context) error{
+		func(ctx context.Context) error { return resolve.Indexes(ctx, fi) },
+		func(ctx context.Context) error { return kymactrl.IndexKymas(ctx, fi) },
+		func(ctx context.Context) error { return pushindex.Register(ctx, fi) },
+	} {
+		if err := index(ctx); err != nil {
+			return err
+		}
+	}
+	renderMetrics, err := render.NewMetrics(b.reg)
+	if err != nil {
+		return err
+	}
+	b.renderer = render.New(render.Options{CacheEntries: b.opts.RenderCacheEntries, Metrics: renderMetrics})
+	skr, err := b.skrWebhook()
+	if err != nil {
+		return err
+	}
+	kyma, err := b.kyma(skr)
+	if err != nil {
+		return err
+	}
+	cat := &catalogctrl.Reconciler{KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueError}
+	if err := cat.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.CatalogConcurrency), b.opts.TemplateChangeSpread); err != nil {
+		return err
+	}
+	if err := b.purge(kyma.Cleanups); err != nil {
+		return err
+	}
+	if err := b.manifest(); err != nil {
+		return err
+	}
+	if b.opts.WatcherController {
+		return b.watcher()
+	}
+	return nil
+}
+
+func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, error) {
+	m, err := kymactrl.NewMetrics(b.reg)
+	if err != nil {
+		return nil, err
+	}
+	r := &kymactrl.Reconciler{
+		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resolver: resolve.New(b.mgr.GetClient()),
+		Events: b.events("lifecycle-manager"), Metrics: m, Requeue: b.requeue(),
+		Required: []string{v1beta2.ConditionModuleCatalog}, RequeueNoPush: b.opts.RequeueNoPush,
+	}
+	if skr != nil {
+		r.Required = append(r.Required, v1beta2.ConditionSKRWebhook)
+		r.Cleanups = append(r.Cleanups, skr.Cleanup)
+	}
+	if b.push != nil && b.push.kymaEvents != nil {
+		r.Sources = []source.Source{b.push.kymaEvents}
+	}
+	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.opts.TemplateChangeSpread)
+}
+
+func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
+	if !b.opts.AgentInstall {
+		return nil, nil
+	}
+	installer, err := agent.NewInstaller(agent.Options{
+		Image: b.opts.AgentImage, KCPAddress: b.opts.AgentKCPAddress, Contract: b.opts.AgentContract,
+		WebhookURL: b.opts.AgentWebhookURL, DriftWatch: b.opts.ModuleDriftWatch, SecretName: b.push.pki.Options.RuntimeSecret,
+	}, b.renderer)
+	if err != nil {
+		return nil, err
+	}
+	r := &skrwebhookctrl.Reconciler{
+		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, PKI: b.push.pki, Installer: installer,
+		SecretName: b.push.pki.Options.RuntimeSecret, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueBusy,
+	}
+	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.opts.AgentRerenderSpread)
+}
+
+func (b *builder) purge(cleanups []kymactrl.RuntimeCleanup) error {
+	m, err := purgectrl.NewMetrics(b.reg)
+	if err != nil {
+		return err
+	}
+	r := &purgectrl.Reconciler{
+		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-purge"),
+		Metrics: m, Grace: b.opts.PurgeGracePeriod, Cleanups: cleanups,
+	}
+	return r.SetupWithManager(b.mgr, controllerOptions(b.opts, 2))
+}
+
+func (b *builder) manifest() error {
+	layerMetrics, err := oci.NewMetrics(b.reg)
+	if err != nil {
+		return err
+	}
+	o := b.opts
+	fetcher, err := oci.NewFetcher(oci.Options{
+		CacheDir: o.LayerCacheDir, MaxCacheBytes: o.LayerCacheMB << 20, MaxLayerBytes: o.MaxLayerMB << 20,
+		InsecureRegistries: o.InsecureRegistries, Timeout: o.RegistryTimeout,
+		Logger: b.log.WithName("layers"), Metrics: layerMetrics,
+	})
+	if err != nil {
+		return fmt.Errorf("setting up the layer cache: %w", err)
+	}
+	m, err := manifestctrl.NewMetrics(b.reg)
+	if err != nil {
+		return err
+	}
+	r := &manifestctrl.Reconciler{
+		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"),
+		Metrics: m, Parallelism: o.ApplyParallelism, Requeue: b.requeue(),
+		Source: &manifestctrl.LayerSource{
+			Fetcher: fetcher, Renderer: b.renderer, Secrets: b.mgr.GetAPIReader(), PullSecret: o.RegistryPullSecret,
+		},
+	}
+	if b.push != nil && b.push.driftEvents != nil {
+		r.Sources = []source.Source{b.push.driftEvents}
+	}
+	return r.SetupWithManager(b.mgr, controllerOptions(o, o.ManifestConcurrency))
+}
+
+func (b *builder) watcher() error {
+	for _, kind := range []string{"Gateway", "VirtualService"} {
+		gvk := networkingv1.SchemeGroupVersion.WithKind(kind)
+		if _, err := b.mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			return fmt.Errorf("the Istio %s CRD (%s) is not installed in the KCP; install Istio's CRDs or pass --watcher-controller=false: %w",
+				kind, gvk.GroupVersion(), err)
+		}
+	}
+	o := b.opts
+	ns := o.GatewayNamespace
+	if ns == "" {
+		ns = o.Namespaces[0]
+	}
+	r := &watcherctrl.Reconciler{
+		KCP: b.mgr.GetClient(), Events: b.events("lifecycle-manager-watcher"), Retry: o.RequeueError,
+		Gateway: watcherctrl.GatewayConfig{
+			Name: o.GatewayName, Namespace: ns, Hosts: o.GatewayHosts, CredentialName: o.GatewaySecret,
+			Selector: o.GatewaySelector, Port: o.GatewayPort,
+			Labels: map[string]string{shared.WatcherGatewayLabel: shared.WatcherGatewayDefault},
+		},
+	}
+	return r.SetupWithManager(b.mgr, controllerOptions(o, 2))
+}

@@ -1,0 +1,203 @@
+package setup
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/certs/config"
+	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/pushpki"
+	"github.com/lifecycle-manager/certs/tlsreload"
+	"github.com/lifecycle-manager/kcp-operator/internal/agent"
+	"github.com/lifecycle-manager/kcp-operator/internal/options"
+	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
+	"github.com/lifecycle-manager/listener"
+	"github.com/lifecycle-manager/listener/event"
+	"github.com/lifecycle-manager/listener/eventsource"
+)
+
+// KymaManager is the listener manager of runtime Kyma changes: the name
+// the public runtime-watcher uses for the lifecycle manager.
+const KymaManager = "lifecycle-manager"
+
+// pushPath is what the push path adds to the operator: the PKI, the
+// listener and the event sources of the Kyma and Manifest controllers.
+type pushPath struct {
+	pki         *pushpki.PKI
+	listener    *listener.Server
+	kymaEvents  source.Source
+	driftEvents source.Source
+}
+
+func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Options, reg prometheus.Registerer, log logr.Logger) (*pushPath, error) {
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return nil, fmt.Errorf("creating the PKI's client: %w", err)
+	}
+	// The PKI reads Secrets the cache does not hold (it holds only the
+	// Secrets of Kymas), so it gets a direct client.
+	p, err := pushpki.New(direct, certOpts, reg, log.WithName("certs"))
+	if err != nil {
+		return nil, err
+	}
+	if err := p.AddToManager(mgr); err != nil {
+		return nil, fmt.Errorf("adding the certificate rotation: %w", err)
+	}
+	pp := &pushPath{pki: p}
+	if opts.ListenerAddr == "" {
+		return pp, nil
+	}
+	if err := pp.addListener(mgr, opts, reg, log); err != nil {
+		return nil, err
+	}
+	return pp, nil
+}
+
+func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg prometheus.Registerer, log logr.Logger) error {
+	kp, bundle, err := placeholderMaterial()
+	if err != nil {
+		return err
+	}
+	cfg := listener.Config{
+		Addr:          opts.ListenerAddr,
+		Managers:      []string{KymaManager, agent.DriftManager},
+		ClientCAs:     bundle,
+		AcceptRuntime: acceptRuntime(mgr.GetClient()),
+		Registerer:    reg,
+		Log:           log.WithName("listener"),
+	}
+	if opts.ListenerMode == "direct" {
+		cfg.Mode, cfg.KeyPair = listener.ModeDirect, kp
+	} else {
+		cfg.Mode = listener.ModeGateway
+		for _, cidr := range opts.ListenerTrustedProxies {
+			prefix, err := netip.ParsePrefix(cidr)
+			if err != nil {
+				return fmt.Errorf("--listener-trusted-proxies: %w", err)
+			}
+			cfg.TrustedProxies = append(cfg.TrustedProxies, prefix)
+		}
+	}
+	srv, err := listener.New(cfg)
+	if err != nil {
+		return fmt.Errorf("creating the event listener: %w", err)
+	}
+	if err := mgr.Add(srv); err != nil {
+		return fmt.Errorf("adding the event listener: %w", err)
+	}
+	updater := &materialUpdater{pki: pp.pki, kp: kp, bundle: bundle, direct: opts.ListenerMode == "direct", log: log.WithName("listener-tls")}
+	if err := mgr.Add(updater); err != nil {
+		return fmt.Errorf("adding the listener's certificate updater: %w", err)
+	}
+	reader := mgr.GetClient()
+	pp.listener = srv
+	pp.kymaEvents = eventsource.New(srv, KymaManager, func(ctx context.Context, ev event.Event) []reconcile.Request {
+		return pushindex.KymasOf(ctx, reader, ev.RuntimeID)
+	})
+	pp.driftEvents = eventsource.New(srv, agent.DriftManager, func(ctx context.Context, ev event.Event) []reconcile.Request {
+		return pushindex.ManifestsOf(ctx, reader, ev)
+	})
+	return nil
+}
+
+// acceptRuntime rejects events whose certificate names no Kyma's runtime.
+func acceptRuntime(reader client.Reader) func(context.Context, string) error {
+	return func(ctx context.Context, runtimeID string) error {
+		var list v1beta2.KymaList
+		if err := reader.List(ctx, &list, client.MatchingFields{pushindex.KymaRuntimeID: runtimeID}, client.UnsafeDisableDeepCopy); err != nil {
+			return err // the listener answers 503: the agent keeps the event and retries
+		}
+		if len(list.Items) == 0 {
+			return listener.Reject("unknown_runtime", fmt.Errorf("no Kyma has the runtime ID %q", runtimeID))
+		}
+		return nil
+	}
+}
+
+// placeholderMaterial lets the listener start before the certificate
+// rotation (on the leader) has written the real material: a throwaway CA
+// that no agent trusts or is signed by, replaced within seconds.
+func placeholderMaterial() (*tlsreload.KeyPair, *tlsreload.Bundle, error) {
+	key, err := pki.GenerateKey(pki.ECDSAP256)
+	if err != nil {
+		return nil, nil, err
+	}
+	ca, err := pki.NewCA("lifecycle-manager placeholder", key, time.Now(), time.Hour)
+	if err != nil {
+		return nil, nil, err
+	}
+	certPEM, keyPEM, err := ca.Issue(pki.LeafRequest{CommonName: "placeholder", DNSNames: []string{"localhost"},
+		Usage: pki.UsageServer, NotBefore: time.Now(), Duration: time.Hour}, pki.ECDSAP256)
+	if err != nil {
+		return nil, nil, err
+	}
+	kp, err := tlsreload.NewKeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, nil, err
+	}
+	bundle, err := tlsreload.NewBundle(pki.EncodeCerts(ca.Cert))
+	if err != nil {
+		return nil, nil, err
+	}
+	return kp, bundle, nil
+}
+
+// materialUpdater keeps the listener's certificate and CA bundle equal to
+// the PKI's, on every replica.
+type materialUpdater struct {
+	pki    *pushpki.PKI
+	kp     *tlsreload.KeyPair
+	bundle *tlsreload.Bundle
+	direct bool
+	log    logr.Logger
+}
+
+// NeedLeaderElection is false: every replica's listener needs the material.
+func (u *materialUpdater) NeedLeaderElection() bool { return false }
+
+// Start polls the PKI until ctx ends.
+func (u *materialUpdater) Start(ctx context.Context) error {
+	interval := 500 * time.Millisecond
+	for {
+		ok := u.update(ctx)
+		if ok {
+			interval = 10 * time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(interval):
+		}
+	}
+}
+
+func (u *materialUpdater) update(ctx context.Context) bool {
+	if u.direct {
+		m, err := u.pki.EndpointMaterial(ctx)
+		if err == nil {
+			var changed bool
+			if changed, err = m.UpdateReloadable(u.kp, u.bundle); changed {
+				u.log.Info("listener certificate and CA bundle updated")
+			}
+		}
+		return err == nil
+	}
+	pem, err := u.pki.TrustBundle(ctx)
+	if err == nil {
+		var changed bool
+		if changed, err = u.bundle.Set(pem); changed {
+			u.log.Info("listener CA bundle updated")
+		}
+	}
+	return err == nil
+}
