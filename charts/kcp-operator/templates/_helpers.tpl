@@ -1,0 +1,219 @@
+{{/* Name of the chart, for labels. */}}
+{{- define "kcp-operator.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name of the resources. */}}
+{{- define "kcp-operator.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Labels that select the operator's pods. */}}
+{{- define "kcp-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kcp-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Labels of every resource. */}}
+{{- define "kcp-operator.labels" -}}
+{{ include "kcp-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: lifecycle-manager
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end }}
+
+{{/* An image reference from a dict with repository, tag and digest. */}}
+{{- define "kcp-operator.imageRef" -}}
+{{- if .image.digest }}
+{{- printf "%s@%s" .image.repository .image.digest }}
+{{- else }}
+{{- printf "%s:%s" .image.repository (default .appVersion .image.tag) }}
+{{- end }}
+{{- end }}
+
+{{- define "kcp-operator.image" -}}
+{{- include "kcp-operator.imageRef" (dict "image" .Values.image "appVersion" .Chart.AppVersion) }}
+{{- end }}
+
+{{- define "kcp-operator.agentImage" -}}
+{{- include "kcp-operator.imageRef" (dict "image" .Values.agent.image "appVersion" .Chart.AppVersion) }}
+{{- end }}
+
+{{- define "kcp-operator.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "kcp-operator.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The Service agents' events reach through the gateway. */}}
+{{- define "kcp-operator.listenerServiceName" -}}
+{{- printf "%s-events" (include "kcp-operator.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "kcp-operator.firstNamespace" -}}
+{{- first .Values.namespaces }}
+{{- end }}
+
+{{- define "kcp-operator.leaderNamespace" -}}
+{{- default (include "kcp-operator.firstNamespace" .) .Values.leaderElection.namespace }}
+{{- end }}
+
+{{/* The Gateway's namespace; Watchers select Gateways of their own namespace. */}}
+{{- define "kcp-operator.gatewayNamespace" -}}
+{{- $ns := default (include "kcp-operator.firstNamespace" .) .Values.istio.gateway.namespace }}
+{{- if not (has $ns .Values.namespaces) }}
+{{- fail (printf "istio.gateway.namespace %q must be one of namespaces %v: the operator sees Gateways and Watchers only there" $ns .Values.namespaces) }}
+{{- end }}
+{{- $ns }}
+{{- end }}
+
+{{- define "kcp-operator.certNamespace" -}}
+{{- default (include "kcp-operator.firstNamespace" .) .Values.certificates.namespace }}
+{{- end }}
+
+{{- define "kcp-operator.caSecretNamespace" -}}
+{{- default (include "kcp-operator.certNamespace" .) .Values.certificates.caSecret.namespace }}
+{{- end }}
+
+{{- define "kcp-operator.endpointNamespace" -}}
+{{- if .Values.certificates.endpoint.namespace }}
+{{- .Values.certificates.endpoint.namespace }}
+{{- else if eq .Values.listener.mode "direct" }}
+{{- .Release.Namespace }}
+{{- else }}
+{{- .Values.istio.ingressNamespace }}
+{{- end }}
+{{- end }}
+
+{{/* The host of agent.kcpAddress: host[:port] or [ipv6][:port]. */}}
+{{- define "kcp-operator.kcpHost" -}}
+{{- regexReplaceAll "^\\[?([^\\]]+?)\\]?(:[0-9]+)?$" .Values.agent.kcpAddress "${1}" }}
+{{- end }}
+
+{{/* DNS names and IPs of the event endpoint certificate, comma-separated. */}}
+{{- define "kcp-operator.endpointDNSNames" -}}
+{{- if .Values.certificates.endpoint.dnsNames }}
+{{- join "," .Values.certificates.endpoint.dnsNames }}
+{{- else if .Values.agent.kcpAddress }}
+{{- include "kcp-operator.kcpHost" . }}
+{{- end }}
+{{- end }}
+
+{{/* Whether the chart creates the cert-manager CA chain: "true" or "". */}}
+{{- define "kcp-operator.createsCA" -}}
+{{- if and (eq .Values.certificates.backend "cert-manager") (not .Values.certificates.certManager.issuerRef.name) }}true{{ end }}
+{{- end }}
+
+{{/* The issuer the operator's cert-manager Certificates name: name, kind, group. */}}
+{{- define "kcp-operator.issuer" -}}
+{{- if include "kcp-operator.createsCA" . }}
+{{- dict "name" (printf "%s-ca" (include "kcp-operator.fullname" .)) "kind" "Issuer" "group" "cert-manager.io" | toJson }}
+{{- else }}
+{{- .Values.certificates.certManager.issuerRef | toJson }}
+{{- end }}
+{{- end }}
+
+{{/* The operator's command line. */}}
+{{- define "kcp-operator.args" -}}
+{{- $v := .Values }}
+- --namespaces={{ join "," $v.namespaces }}
+- --leader-elect=true
+- --leader-election-id={{ $v.leaderElection.id }}
+- --leader-election-namespace={{ include "kcp-operator.leaderNamespace" . }}
+- --metrics-bind-address=:{{ $v.metrics.port }}
+- --health-probe-bind-address=:{{ $v.health.port }}
+{{- if $v.pprof.enabled }}
+- --pprof-bind-address=127.0.0.1:{{ $v.pprof.port }}
+{{- end }}
+{{- if $v.layerCache.enabled }}
+- --layer-cache-dir=/var/cache/lifecycle-manager/layers
+- --layer-cache-mb={{ $v.layerCache.sizeMB }}
+{{- else }}
+- --layer-cache-dir=
+{{- end }}
+- --listener-bind-address=:{{ $v.listener.port }}
+- --listener-mode={{ $v.listener.mode }}
+{{- if and (eq $v.listener.mode "gateway") $v.listener.trustedProxies }}
+- --listener-trusted-proxies={{ join "," $v.listener.trustedProxies }}
+{{- end }}
+- --watcher-controller={{ $v.istio.enabled }}
+{{- if and $v.istio.enabled $v.istio.gateway.managed }}
+{{- /* The operator keeps the event Gateway. */}}
+- --istio-gateway-name={{ $v.istio.gateway.name }}
+- --istio-gateway-namespace={{ include "kcp-operator.gatewayNamespace" . }}
+- --istio-gateway-hosts={{ join "," $v.istio.gateway.hosts }}
+- --istio-gateway-secret={{ $v.certificates.endpoint.secretName }}
+{{- $sel := list }}
+{{- range $k, $val := $v.istio.gateway.selector }}
+{{- $sel = append $sel (printf "%s=%s" $k $val) }}
+{{- end }}
+- --istio-gateway-selector={{ join "," $sel }}
+- --istio-gateway-port={{ $v.istio.gateway.port }}
+{{- else if $v.istio.enabled }}
+- --istio-gateway-name=
+{{- end }}
+- --agent-install={{ $v.agent.install }}
+{{- if $v.agent.install }}
+- --agent-kcp-address={{ $v.agent.kcpAddress }}
+- --agent-image={{ include "kcp-operator.agentImage" . }}
+- --agent-contract={{ $v.agent.contract }}
+{{- end }}
+- --module-drift-watch={{ $v.operator.moduleDriftWatch }}
+- --requeue-no-push={{ $v.operator.requeueNoPush }}
+{{- with $v.operator.registryPullSecret }}
+- --registry-pull-secret={{ . }}
+{{- end }}
+{{- with $v.operator.insecureRegistries }}
+- --insecure-registries={{ join "," . }}
+{{- end }}
+- --cert-backend={{ $v.certificates.backend }}
+- --cert-namespace={{ include "kcp-operator.certNamespace" . }}
+- --cert-key-algorithm={{ $v.certificates.keyAlgorithm }}
+- --cert-bundle-secret={{ $v.certificates.bundleSecret }}
+- --cert-ca-secret={{ $v.certificates.caSecret.name }}
+- --cert-ca-secret-namespace={{ include "kcp-operator.caSecretNamespace" . }}
+- --cert-endpoint-secret={{ $v.certificates.endpoint.secretName }}
+- --cert-endpoint-namespace={{ include "kcp-operator.endpointNamespace" . }}
+{{- with include "kcp-operator.endpointDNSNames" . }}
+- --cert-endpoint-dns-names={{ . }}
+{{- end }}
+{{- if eq $v.certificates.backend "cert-manager" }}
+{{- $issuer := include "kcp-operator.issuer" . | fromJson }}
+- --cert-issuer-name={{ $issuer.name }}
+- --cert-issuer-kind={{ $issuer.kind }}
+- --cert-issuer-group={{ $issuer.group }}
+{{- end }}
+- --zap-log-level={{ $v.operator.logLevel }}
+- --zap-encoder={{ $v.operator.logEncoder }}
+{{- range $v.operator.extraArgs }}
+- {{ . }}
+{{- end }}
+{{- end }}
+
+{{/* Checks across values that the schema cannot express. */}}
+{{- define "kcp-operator.validate" -}}
+{{- if and .Values.agent.install (not .Values.agent.kcpAddress) }}
+{{- fail "agent.kcpAddress (host[:port] that agents in runtimes send events to: the Istio gateway's public address) is required while agent.install is true" }}
+{{- end }}
+{{- if and (eq .Values.certificates.backend "cert-manager") .Values.certificates.certManager.issuerRef.name (not .Values.certificates.caSecret.name) }}
+{{- fail "certificates.caSecret.name (the Secret of the CA that certificates.certManager.issuerRef signs with) is required with an issuerRef" }}
+{{- end }}
+{{- if and (include "kcp-operator.createsCA" .) .Values.certificates.caSecret.namespace (ne .Values.certificates.caSecret.namespace (include "kcp-operator.certNamespace" .)) }}
+{{- fail "certificates.caSecret.namespace must be empty or certificates.namespace when the chart creates the CA: it lives beside its Issuer" }}
+{{- end }}
+{{- if .Values.istio.enabled }}
+{{- $_ := include "kcp-operator.gatewayNamespace" . }}
+{{- end }}
+{{- end }}
