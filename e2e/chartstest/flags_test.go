@@ -12,19 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pendingFlags are flags the chart passes that the operator on this branch
-// does not have yet: the listener, agent-install and drift-watch flags and
-// the certs module's --cert-* flags, being wired into kcp-operator. The test
-// fails once the operator knows one of them, so that it leaves this list.
-var pendingFlags = []string{
-	"--listener-bind-address", "--listener-mode", "--listener-trusted-proxies",
-	"--agent-install", "--agent-kcp-address", "--agent-image", "--agent-contract",
-	"--module-drift-watch", "--requeue-no-push",
-	"--cert-backend", "--cert-namespace", "--cert-key-algorithm", "--cert-bundle-secret",
-	"--cert-ca-secret", "--cert-ca-secret-namespace", "--cert-endpoint-secret",
-	"--cert-endpoint-namespace", "--cert-endpoint-dns-names",
-	"--cert-issuer-name", "--cert-issuer-kind", "--cert-issuer-group",
-}
+// pendingFlags are flags the chart passes that the operator does not have
+// yet. The test fails once the operator knows one of them, so that it
+// leaves this list.
+var pendingFlags = []string{}
 
 // TestOperatorKnowsEveryFlag builds kcp-operator and checks that every flag
 // the chart passes, for the representative values, is one of its flags.
