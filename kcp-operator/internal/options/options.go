@@ -143,6 +143,14 @@ func Default() Options {
 
 // Bind registers the flags on fs with o's current values as defaults.
 func (o *Options) Bind(fs *pflag.FlagSet) {
+	o.bindManager(fs)
+	o.bindModules(fs)
+	o.bindRequeue(fs)
+	o.bindPush(fs)
+}
+
+// bindManager binds the flags of the manager, the KCP and runtime clients.
+func (o *Options) bindManager(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the KCP; empty means KUBECONFIG, then the in-cluster config.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "Address of the /healthz and /readyz endpoints.")
@@ -164,7 +172,10 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 
 	fs.IntVar(&o.KymaConcurrency, "kyma-concurrency", o.KymaConcurrency, "Kymas reconciled in parallel.")
 	fs.IntVar(&o.CatalogConcurrency, "catalog-concurrency", o.CatalogConcurrency, "Module catalogs synced into runtimes in parallel.")
+}
 
+// bindModules binds the flags of module installation and registries.
+func (o *Options) bindModules(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ManifestConcurrency, "manifest-concurrency", o.ManifestConcurrency, "Manifests (module installations) reconciled in parallel.")
 	fs.IntVar(&o.ApplyParallelism, "apply-parallelism", o.ApplyParallelism, "Objects of one module applied or checked in parallel.")
 
@@ -175,7 +186,10 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RegistryTimeout, "registry-timeout", o.RegistryTimeout, "Timeout of one layer download.")
 	fs.IntVar(&o.RenderCacheEntries, "render-cache-entries", o.RenderCacheEntries, "Rendered modules kept in memory, by layer digest and values.")
 	fs.StringVar(&o.RegistryPullSecret, "registry-pull-secret", o.RegistryPullSecret, "Pull Secret (namespace/name, type dockerconfigjson) for every module registry; templates can also name theirs with the oci-registry-cred label.")
+}
 
+// bindRequeue binds the flags of requeue intervals, purge and the Watcher controller.
+func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RequeueSuccess, "requeue-success", o.RequeueSuccess, "Resync of a Ready Kyma; the push path brings changes sooner.")
 	fs.DurationVar(&o.RequeueBusy, "requeue-busy", o.RequeueBusy, "Requeue of a Kyma whose modules are still being installed or deleted.")
 	fs.DurationVar(&o.RequeueWarning, "requeue-warning", o.RequeueWarning, "Requeue of a Kyma in Warning.")
@@ -192,7 +206,10 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&o.GatewaySecret, "istio-gateway-secret", o.GatewaySecret, "Secret (tls.crt, tls.key, ca.crt) the Gateway uses for mutual TLS.")
 	fs.StringToStringVar(&o.GatewaySelector, "istio-gateway-selector", o.GatewaySelector, "Labels of the Istio ingress gateway pods.")
 	fs.Int64Var(&o.GatewayPort, "istio-gateway-port", o.GatewayPort, "HTTPS port of the Gateway.")
+}
 
+// bindPush binds the flags of the push path and rate limiting.
+func (o *Options) bindPush(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ListenerAddr, "listener-bind-address", o.ListenerAddr, "Address of the event listener that the agents push to; empty disables the push path.")
 	fs.StringVar(&o.ListenerMode, "listener-mode", o.ListenerMode, "gateway: an Istio gateway terminates mTLS and passes the client certificate in X-Forwarded-Client-Cert; direct: the listener terminates mTLS itself with the endpoint certificate.")
 	fs.StringSliceVar(&o.ListenerTrustedProxies, "listener-trusted-proxies", o.ListenerTrustedProxies, "CIDRs whose X-Forwarded-Client-Cert the listener believes (gateway mode).")

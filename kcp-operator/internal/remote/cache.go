@@ -6,14 +6,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -55,10 +59,16 @@ type Cache struct {
 	entries map[string]*entry
 }
 
+// entry is the connection to one runtime API server with one identity:
+// the HTTP client and REST mapper that Kymas with the same kubeconfig
+// share, and a client per Kyma, each with its own rate limiter.
 type entry struct {
-	client   client.Client
-	facts    *Facts
-	lastUsed time.Time
+	config     *rest.Config
+	httpClient *http.Client
+	mapper     meta.RESTMapper
+	facts      *Facts
+	lastUsed   time.Time
+	clients    map[types.NamespacedName]client.Client
 }
 
 // Runtime is the client for one Kyma's runtime.
@@ -85,12 +95,13 @@ func New(kcp client.Reader, local *rest.Config, scheme *runtime.Scheme, opts Opt
 // For returns the client for kyma's runtime.
 func (c *Cache) For(ctx context.Context, kyma *v1beta2.Kyma) (*Runtime, error) {
 	ns := RuntimeNamespace(kyma)
+	id := types.NamespacedName{Namespace: kyma.Namespace, Name: kyma.Name}
 	if c.opts.SingleCluster {
-		e, err := c.entry(localKey, func() (*rest.Config, error) { return rest.CopyConfig(c.local), nil })
+		cl, e, err := c.client(localKey, id, func() (*rest.Config, error) { return rest.CopyConfig(c.local), nil })
 		if err != nil {
 			return nil, err
 		}
-		return &Runtime{Client: e.client, Namespace: ns, Facts: e.facts, key: localKey}, nil
+		return &Runtime{Client: cl, Namespace: ns, Facts: e.facts, key: localKey}, nil
 	}
 	kubeconfig, err := c.kubeconfig(ctx, kyma)
 	if err != nil {
@@ -98,7 +109,7 @@ func (c *Cache) For(ctx context.Context, kyma *v1beta2.Kyma) (*Runtime, error) {
 	}
 	sum := sha256.Sum256(kubeconfig)
 	key := hex.EncodeToString(sum[:])
-	e, err := c.entry(key, func() (*rest.Config, error) {
+	cl, e, err := c.client(key, id, func() (*rest.Config, error) {
 		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 		if err != nil {
 			return nil, fmt.Errorf("runtime kubeconfig of Kyma %s/%s is invalid: %w", kyma.Namespace, kyma.Name, err)
@@ -108,7 +119,7 @@ func (c *Cache) For(ctx context.Context, kyma *v1beta2.Kyma) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{Client: e.client, Namespace: ns, Facts: e.facts, key: key}, nil
+	return &Runtime{Client: cl, Namespace: ns, Facts: e.facts, key: key}, nil
 }
 
 // Forget drops rt's client when err shows it is broken (connection, TLS,
@@ -166,28 +177,41 @@ func (c *Cache) expireIdle() {
 	}
 }
 
-func (c *Cache) entry(key string, config func() (*rest.Config, error)) (*entry, error) {
+// client returns the client of Kyma id on the connection key, creating
+// the connection and the client as needed.
+func (c *Cache) client(key string, id types.NamespacedName, config func() (*rest.Config, error)) (client.Client, *entry, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.entries[key]; ok {
-		e.lastUsed = c.now()
-		return e, nil
+	e, ok := c.entries[key]
+	if !ok {
+		cfg, err := config()
+		if err != nil {
+			return nil, nil, err
+		}
+		if e, err = c.newEntry(cfg); err != nil {
+			return nil, nil, err
+		}
+		c.entries[key] = e
+		c.metrics.size(len(c.entries))
 	}
-	cfg, err := config()
+	e.lastUsed = c.now()
+	if cl, ok := e.clients[id]; ok {
+		return cl, e, nil
+	}
+	// Each Kyma gets its own rate limiter, so that runtimes that share an
+	// API server and credentials (several runtimes per API server, as in the
+	// scale harness) do not share one budget.
+	cfg := rest.CopyConfig(e.config)
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(c.opts.QPS, c.opts.Burst)
+	cl, err := client.New(cfg, client.Options{Scheme: c.scheme, Mapper: e.mapper, HTTPClient: e.httpClient})
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("building the runtime client: %w", err)
 	}
-	cl, err := c.newClient(cfg)
-	if err != nil {
-		return nil, err
-	}
-	e := &entry{client: cl, facts: &Facts{}, lastUsed: c.now()}
-	c.entries[key] = e
-	c.metrics.size(len(c.entries))
-	return e, nil
+	e.clients[id] = cl
+	return cl, e, nil
 }
 
-func (c *Cache) newClient(cfg *rest.Config) (client.Client, error) {
+func (c *Cache) newEntry(cfg *rest.Config) (*entry, error) {
 	cfg.QPS, cfg.Burst, cfg.Timeout = c.opts.QPS, c.opts.Burst, c.opts.Timeout
 	if c.opts.UserAgent != "" {
 		cfg.UserAgent = c.opts.UserAgent
@@ -200,11 +224,8 @@ func (c *Cache) newClient(cfg *rest.Config) (client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the runtime REST mapper: %w", err)
 	}
-	cl, err := client.New(cfg, client.Options{Scheme: c.scheme, Mapper: mapper, HTTPClient: httpClient})
-	if err != nil {
-		return nil, fmt.Errorf("building the runtime client: %w", err)
-	}
-	return cl, nil
+	return &entry{config: cfg, httpClient: httpClient, mapper: mapper, facts: &Facts{}, lastUsed: c.now(),
+		clients: map[types.NamespacedName]client.Client{}}, nil
 }
 
 func (c *Cache) kubeconfig(ctx context.Context, kyma *v1beta2.Kyma) ([]byte, error) {

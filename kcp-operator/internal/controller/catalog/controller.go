@@ -43,8 +43,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // the Kyma controller removes the catalog with the Kyma
 	}
 	res, err := r.sync(ctx, kyma)
+	// The message does not count the catalog: a new template would then
+	// rewrite the status of every Kyma, and reconcile every Kyma again.
 	cond := metav1.Condition{Type: v1beta2.ConditionModuleCatalog, Status: metav1.ConditionTrue, Reason: "Synced",
-		Message: fmt.Sprintf("%d ModuleTemplates and %d ModuleReleaseMetas in sync", res.Templates, res.ReleaseMetas)}
+		Message: "the runtime's module catalog matches the KCP"}
+	if res.Applied+res.Removed > 0 {
+		ctrl.LoggerFrom(ctx).V(1).Info("module catalog synced", "applied", res.Applied, "removed", res.Removed,
+			"templates", res.Templates, "releaseMetas", res.ReleaseMetas)
+	}
 	if err != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "SyncWarning", err.Error()
 	}

@@ -28,13 +28,13 @@ func runtimeCatalog(t *testing.T, ns string) map[string]string {
 }
 
 func TestCatalogSyncGatesAndFollowsTheKCP(t *testing.T) {
-	publish(t, module{name: "papa", version: "1.0.0"})
+	publish(t, module{Name: "papa", Version: "1.0.0"})
 	releaseMeta(t, "papa", map[string]string{"regular": "1.0.0"})
-	publish(t, module{name: "quebec", version: "1.0.0"})
+	publish(t, module{Name: "quebec", Version: "1.0.0"})
 	releaseMeta(t, "quebec", map[string]string{"regular": "1.0.0"}, func(m *v1beta2.ModuleReleaseMeta) { m.Spec.Beta = true })
-	publish(t, module{name: "romeo", version: "1.0.0", channel: "regular", labels: map[string]string{shared.InternalLabel: "true"}})
-	publish(t, module{name: "sierra", version: "1.0.0", channel: "regular", labels: map[string]string{shared.SyncLabel: "false"}})
-	publish(t, module{name: "tango", version: "1.0.0", mandatory: true})
+	publish(t, module{Name: "romeo", Version: "1.0.0", Channel: "regular", Labels: map[string]string{shared.InternalLabel: "true"}})
+	publish(t, module{Name: "sierra", Version: "1.0.0", Channel: "regular", Labels: map[string]string{shared.SyncLabel: "false"}})
+	publish(t, module{Name: "tango", Version: "1.0.0", Mandatory: true})
 
 	newKyma(t, "catalog-plain")
 	newKyma(t, "catalog-beta", func(k *v1beta2.Kyma) { k.Labels[shared.BetaLabel] = "true" })

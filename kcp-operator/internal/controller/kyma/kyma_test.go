@@ -74,7 +74,7 @@ func gaugeValue(t *testing.T, name string, labels map[string]string) float64 {
 }
 
 func TestModuleAddedInTheRuntimeIsInstalled(t *testing.T) {
-	publish(t, module{name: "alpha", version: "1.0.0", data: defaultCR("Alpha")})
+	publish(t, module{Name: "alpha", Version: "1.0.0", Data: defaultCR("Alpha")})
 	releaseMeta(t, "alpha", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "admin-adds")
 	eventuallyKyma(t, "admin-adds", "Ready", stateIs(shared.StateReady))
@@ -101,7 +101,7 @@ func TestModuleAddedInTheRuntimeIsInstalled(t *testing.T) {
 	assert.Equal(t, "raw-manifest", mf.Spec.Install.Name)
 	var install v1beta2.ImageSpec
 	require.NoError(t, json.Unmarshal(mf.Spec.Install.Source.Raw, &install))
-	assert.Equal(t, registryHost+"/modules/component-descriptors", install.Repo)
+	assert.Equal(t, reg.Host+"/modules/component-descriptors", install.Repo)
 	assert.Equal(t, "kyma-project.io/module/alpha", install.Name)
 	assert.True(t, strings.HasPrefix(install.Ref, "sha256:"))
 	assert.Equal(t, v1beta2.RefTypeRawManifest, install.Type)
@@ -118,7 +118,7 @@ func TestModuleAddedInTheRuntimeIsInstalled(t *testing.T) {
 }
 
 func TestKCPEditReachesTheRuntime(t *testing.T) {
-	publish(t, module{name: "bravo", version: "1.0.0"})
+	publish(t, module{Name: "bravo", Version: "1.0.0"})
 	releaseMeta(t, "bravo", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "kcp-edits")
 	eventuallyKyma(t, "kcp-edits", "Ready", stateIs(shared.StateReady))
@@ -135,7 +135,7 @@ func TestKCPEditReachesTheRuntime(t *testing.T) {
 
 func TestChannelPrecedence(t *testing.T) {
 	for _, v := range []string{"1.0.0", "2.0.0", "3.0.0"} {
-		publish(t, module{name: "charlie", version: v})
+		publish(t, module{Name: "charlie", Version: v})
 	}
 	releaseMeta(t, "charlie", map[string]string{"regular": "1.0.0", "fast": "2.0.0", "experimental": "3.0.0"})
 
@@ -166,9 +166,9 @@ func TestChannelPrecedence(t *testing.T) {
 
 func TestLegacyResolutionPaths(t *testing.T) {
 	// No ModuleReleaseMeta: templates carry their channel themselves.
-	publish(t, module{name: "delta", version: "1.0.0", channel: "regular", templateName: "delta-regular",
-		labels: map[string]string{shared.ModuleNameLabel: "delta"}})
-	publish(t, module{name: "delta", version: "1.1.0", channel: "fast", templateName: "delta-fast"})
+	publish(t, module{Name: "delta", Version: "1.0.0", Channel: "regular", TemplateName: "delta-regular",
+		Labels: map[string]string{shared.ModuleNameLabel: "delta"}})
+	publish(t, module{Name: "delta", Version: "1.1.0", Channel: "fast", TemplateName: "delta-fast"})
 
 	tests := []struct {
 		kyma, listed, channel, wantTemplate string
@@ -194,7 +194,7 @@ func TestLegacyResolutionPaths(t *testing.T) {
 }
 
 func TestUnknownModuleFailsAlone(t *testing.T) {
-	publish(t, module{name: "echo", version: "1.0.0"})
+	publish(t, module{Name: "echo", Version: "1.0.0"})
 	releaseMeta(t, "echo", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "unknown", func(k *v1beta2.Kyma) {
 		k.Spec.Modules = []v1beta2.Module{{Name: "echo"}, {Name: "nosuchmodule"}, {Name: "echo-typo", Channel: "fast"}}
@@ -209,7 +209,7 @@ func TestUnknownModuleFailsAlone(t *testing.T) {
 }
 
 func TestMissingChannelIsNamed(t *testing.T) {
-	publish(t, module{name: "foxtrot", version: "1.0.0"})
+	publish(t, module{Name: "foxtrot", Version: "1.0.0"})
 	releaseMeta(t, "foxtrot", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "no-channel", func(k *v1beta2.Kyma) {
 		k.Spec.Modules = []v1beta2.Module{{Name: "foxtrot", Channel: "fast"}}
@@ -219,9 +219,9 @@ func TestMissingChannelIsNamed(t *testing.T) {
 }
 
 func TestBetaAndInternalGating(t *testing.T) {
-	publish(t, module{name: "golf", version: "1.0.0"})
+	publish(t, module{Name: "golf", Version: "1.0.0"})
 	releaseMeta(t, "golf", map[string]string{"regular": "1.0.0"}, func(m *v1beta2.ModuleReleaseMeta) { m.Spec.Beta = true })
-	publish(t, module{name: "hotel", version: "1.0.0", channel: "regular", labels: map[string]string{shared.InternalLabel: "true"}})
+	publish(t, module{Name: "hotel", Version: "1.0.0", Channel: "regular", Labels: map[string]string{shared.InternalLabel: "true"}})
 
 	newKyma(t, "gated", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "golf"}, {Name: "hotel"}} })
 	k := eventuallyKyma(t, "gated", "Error", stateIs(shared.StateError))

@@ -1,12 +1,14 @@
 package kyma_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,11 +25,16 @@ func getManifest(t *testing.T, name string) (*v1beta2.Manifest, error) {
 }
 
 func TestMandatoryModulesGoEverywhereUnlisted(t *testing.T) {
-	publish(t, module{name: "india", version: "1.2.0"})
+	publish(t, module{Name: "india", Version: "1.2.0"})
 	releaseMeta(t, "india", nil, func(m *v1beta2.ModuleReleaseMeta) {
 		m.Spec.Mandatory = &v1beta2.Mandatory{Version: "1.2.0"}
 	})
-	publish(t, module{name: "juliett", version: "0.1.0", mandatory: true})
+	publish(t, module{Name: "juliett", Version: "0.1.0", Mandatory: true})
+	t.Cleanup(func() {
+		// Mandatory modules would go into every Kyma of the later tests.
+		_ = kcp.Client.Delete(context.Background(), &v1beta2.ModuleReleaseMeta{ObjectMeta: metav1.ObjectMeta{Namespace: kcpNamespace, Name: "india"}})
+		_ = kcp.Client.Delete(context.Background(), &v1beta2.ModuleTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: kcpNamespace, Name: "juliett-0.1.0"}})
+	})
 
 	newKyma(t, "mandatory")
 	for _, name := range []string{"mandatory-india", "mandatory-juliett"} {
@@ -44,9 +51,9 @@ func TestMandatoryModulesGoEverywhereUnlisted(t *testing.T) {
 }
 
 func TestTemplateChangeReachesOnlyItsUsers(t *testing.T) {
-	publish(t, module{name: "kilo", version: "1.0.0", data: defaultCR("Kilo")})
+	publish(t, module{Name: "kilo", Version: "1.0.0", Data: defaultCR("Kilo")})
 	releaseMeta(t, "kilo", map[string]string{"regular": "1.0.0"})
-	publish(t, module{name: "lima", version: "1.0.0"})
+	publish(t, module{Name: "lima", Version: "1.0.0"})
 	releaseMeta(t, "lima", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "kilo-user", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "kilo"}} })
 	newKyma(t, "lima-user", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "lima"}} })
@@ -69,7 +76,7 @@ func TestTemplateChangeReachesOnlyItsUsers(t *testing.T) {
 }
 
 func TestUnmanagedModuleIsReleased(t *testing.T) {
-	publish(t, module{name: "mike", version: "1.0.0"})
+	publish(t, module{Name: "mike", Version: "1.0.0"})
 	releaseMeta(t, "mike", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "unmanaged", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "mike"}} })
 	require.Eventually(t, func() bool { _, err := getManifest(t, "unmanaged-mike"); return err == nil }, timeout, tick)
@@ -97,7 +104,7 @@ func TestUnmanagedModuleIsReleased(t *testing.T) {
 }
 
 func TestSkipReconciliation(t *testing.T) {
-	publish(t, module{name: "november", version: "1.0.0"})
+	publish(t, module{Name: "november", Version: "1.0.0"})
 	releaseMeta(t, "november", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "skipped", func(k *v1beta2.Kyma) { k.Labels[shared.SkipReconciliationLabel] = "true" })
 	newKyma(t, "not-skipped")
@@ -132,7 +139,7 @@ func TestUnreachableRuntimeAndRotatedKubeconfig(t *testing.T) {
 }
 
 func TestDeletionRemovesEverything(t *testing.T) {
-	publish(t, module{name: "oscar", version: "1.0.0"})
+	publish(t, module{Name: "oscar", Version: "1.0.0"})
 	releaseMeta(t, "oscar", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "deleted", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "oscar"}} })
 	require.Eventually(t, func() bool { _, err := getManifest(t, "deleted-oscar"); return err == nil }, timeout, tick)

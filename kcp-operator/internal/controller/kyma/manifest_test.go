@@ -51,7 +51,7 @@ func runtimeObject(t *testing.T, apiVersion, kind, ns, name string) error {
 }
 
 func TestModuleIsInstalledAndFollowsItsCR(t *testing.T) {
-	publish(t, module{name: "victor", version: "1.0.0", data: defaultCR("Victor")})
+	publish(t, module{Name: "victor", Version: "1.0.0", Data: defaultCR("Victor")})
 	releaseMeta(t, "victor", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "install", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "victor"}} })
 
@@ -87,9 +87,9 @@ func TestModuleIsInstalledAndFollowsItsCR(t *testing.T) {
 }
 
 func TestNewVersionIsAppliedAndPruned(t *testing.T) {
-	publish(t, module{name: "whiskey", version: "1.0.0"})
-	publish(t, module{name: "whiskey", version: "2.0.0", omitConfigMap: true,
-		extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: whiskey-v2}\nstringData: {a: b}\n"}})
+	publish(t, module{Name: "whiskey", Version: "1.0.0"})
+	publish(t, module{Name: "whiskey", Version: "2.0.0", OmitConfigMap: true,
+		Extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: whiskey-v2}\nstringData: {a: b}\n"}})
 	releaseMeta(t, "whiskey", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "upgrade", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "whiskey"}} })
 	require.Eventually(t, func() bool {
@@ -116,7 +116,7 @@ func TestNewVersionIsAppliedAndPruned(t *testing.T) {
 }
 
 func TestLocalizedImagesAndSkipReconciliation(t *testing.T) {
-	publish(t, module{name: "xray", version: "1.0.0"})
+	publish(t, module{Name: "xray", Version: "1.0.0"})
 	releaseMeta(t, "xray", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "localized", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "xray"}} })
 	eventuallyManifest(t, "localized-xray", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
@@ -151,7 +151,7 @@ func TestLocalizedImagesAndSkipReconciliation(t *testing.T) {
 }
 
 func TestDeletionWaitsForUserCRs(t *testing.T) {
-	publish(t, module{name: "yankee", version: "1.0.0", data: defaultCR("Yankee")})
+	publish(t, module{Name: "yankee", Version: "1.0.0", Data: defaultCR("Yankee")})
 	releaseMeta(t, "yankee", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "blocked", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "yankee"}} })
 	require.Eventually(t, func() bool {
@@ -184,9 +184,9 @@ func TestDeletionWaitsForUserCRs(t *testing.T) {
 }
 
 func TestRegistryOutageAndCorruptLayers(t *testing.T) {
-	publish(t, module{name: "zulu", version: "1.0.0"})
+	publish(t, module{Name: "zulu", Version: "1.0.0"})
 	releaseMeta(t, "zulu", map[string]string{"regular": "1.0.0"})
-	publish(t, module{name: "quartz", version: "1.0.0"})
+	publish(t, module{Name: "quartz", Version: "1.0.0"})
 	releaseMeta(t, "quartz", map[string]string{"regular": "1.0.0"})
 	tmpl := &v1beta2.ModuleTemplate{}
 	require.NoError(t, kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: "quartz-1.0.0"}, tmpl))
@@ -194,16 +194,15 @@ func TestRegistryOutageAndCorruptLayers(t *testing.T) {
 	require.NoError(t, err)
 	layer, err := d.LayerOf("raw-manifest")
 	require.NoError(t, err)
-	corrupted.Store(layer.Digest, true)
-	defer corrupted.Delete(layer.Digest)
+	defer reg.Corrupt(layer.Digest)()
 
-	registryDown.Store(true)
+	reg.Down.Store(true)
 	newKyma(t, "outage", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "zulu"}} })
 	mf := eventuallyManifest(t, "outage-zulu", "Error", manifestState(shared.StateError))
 	cond := meta.FindStatusCondition(mf.Status.Conditions, v1beta2.ConditionResources)
 	require.NotNil(t, cond)
 	assert.Equal(t, "RegistryUnreachable", cond.Reason)
-	registryDown.Store(false)
+	reg.Down.Store(false)
 	eventuallyManifest(t, "outage-zulu", "installed after the outage", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
 
 	newKyma(t, "corrupt", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "quartz"}} })

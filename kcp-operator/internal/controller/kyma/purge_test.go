@@ -37,7 +37,7 @@ func stuckManifest(t *testing.T, kyma, manifest string) *corev1.ConfigMap {
 }
 
 func TestPurgeAfterTheGracePeriod(t *testing.T) {
-	publish(t, module{name: "uniform", version: "1.0.0"})
+	publish(t, module{Name: "uniform", Version: "1.0.0"})
 	releaseMeta(t, "uniform", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "purge-bystander")
 	newKyma(t, "purge-reachable", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "uniform"}} })
