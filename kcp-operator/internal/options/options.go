@@ -64,6 +64,7 @@ type Options struct {
 	ListenerAddr           string
 	ListenerMode           string
 	ListenerTrustedProxies []string
+	ListenerManagers       []string
 	AgentInstall           bool
 	AgentKCPAddress        string
 	AgentImage             string
@@ -213,6 +214,7 @@ func (o *Options) bindPush(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ListenerAddr, "listener-bind-address", o.ListenerAddr, "Address of the event listener that the agents push to; empty disables the push path.")
 	fs.StringVar(&o.ListenerMode, "listener-mode", o.ListenerMode, "gateway: an Istio gateway terminates mTLS and passes the client certificate in X-Forwarded-Client-Cert; direct: the listener terminates mTLS itself with the endpoint certificate.")
 	fs.StringSliceVar(&o.ListenerTrustedProxies, "listener-trusted-proxies", o.ListenerTrustedProxies, "CIDRs whose X-Forwarded-Client-Cert the listener believes (gateway mode).")
+	fs.StringSliceVar(&o.ListenerManagers, "listener-managers", o.ListenerManagers, "More managers the listener serves, for controllers embedded with the operator that consume their events.")
 	fs.BoolVar(&o.AgentInstall, "agent-install", o.AgentInstall, "Install the skr-agent and its certificate into every runtime.")
 	fs.StringVar(&o.AgentKCPAddress, "agent-kcp-address", o.AgentKCPAddress, "host[:port] the agents send events to: the Istio gateway, or the listener in direct mode. Required with --agent-install.")
 	fs.StringVar(&o.AgentImage, "agent-image", o.AgentImage, "Image of the skr-agent.")

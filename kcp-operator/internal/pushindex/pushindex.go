@@ -74,6 +74,21 @@ func manifestKeys(o client.Object) []string {
 
 // KymasOf returns the Kyma of a runtime as a request.
 func KymasOf(ctx context.Context, reader client.Reader, runtimeID string) []reconcile.Request {
+	return kymasOf(ctx, reader, runtimeID)
+}
+
+// KymaEvents maps an event to its runtime's Kyma and marks it in tracker.
+func KymaEvents(reader client.Reader, tracker *Tracker) func(context.Context, event.Event) []reconcile.Request {
+	return func(ctx context.Context, ev event.Event) []reconcile.Request {
+		reqs := kymasOf(ctx, reader, ev.RuntimeID)
+		for _, r := range reqs {
+			tracker.Mark(r.NamespacedName, ev.Received)
+		}
+		return reqs
+	}
+}
+
+func kymasOf(ctx context.Context, reader client.Reader, runtimeID string) []reconcile.Request {
 	var list v1beta2.KymaList
 	if err := reader.List(ctx, &list, client.MatchingFields{KymaRuntimeID: runtimeID}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil

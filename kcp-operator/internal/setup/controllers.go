@@ -104,7 +104,7 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 		r.Cleanups = append(r.Cleanups, skr.Cleanup)
 	}
 	if b.push != nil && b.push.kymaEvents != nil {
-		r.Sources = []source.Source{b.push.kymaEvents}
+		r.Sources, r.Pushed = []source.Source{b.push.kymaEvents}, b.push.tracker
 	}
 	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.opts.TemplateChangeSpread)
 }

@@ -37,6 +37,7 @@ type pushPath struct {
 	listener    *listener.Server
 	kymaEvents  source.Source
 	driftEvents source.Source
+	tracker     *pushindex.Tracker
 }
 
 func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Options, reg prometheus.Registerer, log logr.Logger) (*pushPath, error) {
@@ -70,7 +71,7 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	}
 	cfg := listener.Config{
 		Addr:          opts.ListenerAddr,
-		Managers:      []string{KymaManager, agent.DriftManager},
+		Managers:      append([]string{KymaManager, agent.DriftManager}, opts.ListenerManagers...),
 		ClientCAs:     bundle,
 		AcceptRuntime: acceptRuntime(mgr.GetClient()),
 		Registerer:    reg,
@@ -101,9 +102,10 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	}
 	reader := mgr.GetClient()
 	pp.listener = srv
-	pp.kymaEvents = eventsource.New(srv, KymaManager, func(ctx context.Context, ev event.Event) []reconcile.Request {
-		return pushindex.KymasOf(ctx, reader, ev.RuntimeID)
-	})
+	if pp.tracker, err = pushindex.NewTracker(reg); err != nil {
+		return err
+	}
+	pp.kymaEvents = eventsource.New(srv, KymaManager, pushindex.KymaEvents(reader, pp.tracker))
 	pp.driftEvents = eventsource.New(srv, agent.DriftManager, func(ctx context.Context, ev event.Event) []reconcile.Request {
 		return pushindex.ManifestsOf(ctx, reader, ev)
 	})

@@ -31,6 +31,7 @@ import (
 	"github.com/lifecycle-manager/certs/config"
 	"github.com/lifecycle-manager/certs/pushpki"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
+	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/listener"
 )
@@ -56,6 +57,7 @@ type Operator struct {
 	// PKI and Listener are nil when the push path is off.
 	PKI      *pushpki.PKI
 	Listener *listener.Server
+	Pushed   *pushindex.Tracker
 }
 
 // New builds the manager and the controllers from opts and the PKI's
@@ -106,7 +108,7 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 	}
 	op := &Operator{Manager: mgr, Runtimes: runtimes}
 	if b.push != nil {
-		op.PKI, op.Listener = b.push.pki, b.push.listener
+		op.PKI, op.Listener, op.Pushed = b.push.pki, b.push.listener, b.push.tracker
 	}
 	return op, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
@@ -46,6 +47,8 @@ type Reconciler struct {
 	Required []string
 	// Sources are further event sources, e.g. the push path's events.
 	Sources []source.Source
+	// Pushed measures the push path's last hop; nil without the push path.
+	Pushed *pushindex.Tracker
 	// RequeueNoPush bounds the resync of a Kyma whose agent is not ready:
 	// without the push path, only polling sees changes in its runtime.
 	RequeueNoPush time.Duration
@@ -54,6 +57,7 @@ type Reconciler struct {
 // Reconcile brings one Kyma and its runtime to the desired state.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
+	r.Pushed.Started(req.NamespacedName)
 	kyma := &v1beta2.Kyma{}
 	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
 		if apierrors.IsNotFound(err) {
