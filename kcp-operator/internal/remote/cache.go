@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -38,6 +39,9 @@ type Options struct {
 	SingleCluster bool
 	// UserAgent identifies the operator to the runtimes.
 	UserAgent string
+	// WrapTransport wraps the HTTP transport of every runtime connection,
+	// e.g. to count requests.
+	WrapTransport transport.WrapperFunc
 }
 
 // ErrNoKubeconfig means the KCP has no usable access Secret for a Kyma.
@@ -215,6 +219,9 @@ func (c *Cache) newEntry(cfg *rest.Config) (*entry, error) {
 	cfg.QPS, cfg.Burst, cfg.Timeout = c.opts.QPS, c.opts.Burst, c.opts.Timeout
 	if c.opts.UserAgent != "" {
 		cfg.UserAgent = c.opts.UserAgent
+	}
+	if c.opts.WrapTransport != nil {
+		cfg.Wrap(c.opts.WrapTransport)
 	}
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
+	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
 )
 
 func eventuallyManifest(t *testing.T, name, what string, check func(*v1beta2.Manifest) bool) *v1beta2.Manifest {
@@ -222,4 +223,34 @@ func nudgeManifest(t *testing.T, name string) {
 	updateManifest(t, name, func(mf *v1beta2.Manifest) {
 		mf.Labels["test.lifecycle-manager/nudge"] = time.Now().Format("150405.000000")
 	})
+}
+
+func TestHelmChartModuleWithConfigValues(t *testing.T) {
+	require.NoError(t, testmodule.HelmModule{Name: "kappa", Version: "1.0.0", Config: map[string]any{"replicas": 3}}.
+		Publish(t.Context(), kcp.Client, reg.Host, kcpNamespace))
+	releaseMeta(t, "kappa", map[string]string{"regular": "1.0.0"})
+	newKyma(t, "helm", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "kappa"}} })
+
+	dep := &appsv1.Deployment{}
+	require.Eventually(t, func() bool {
+		return runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: "helm", Name: "kappa-operator"}, dep) == nil
+	}, timeout, tick, "the chart is rendered and applied")
+	require.NotNil(t, dep.Spec.Replicas)
+	assert.Equal(t, int32(3), *dep.Spec.Replicas, "the config layer's values override the chart's defaults")
+	assert.Equal(t, "kappa", dep.Labels[shared.ModuleNameLabel])
+	playModuleOperator(t, "helm", "kappa", "", false)
+	eventuallyManifest(t, "helm-kappa", "Ready", manifestState(shared.StateReady))
+}
+
+func TestUnreachableRuntimeFailsTheManifest(t *testing.T) {
+	publish(t, module{Name: "lambda", Version: "1.0.0"})
+	releaseMeta(t, "lambda", map[string]string{"regular": "1.0.0"})
+	newKyma(t, "lost", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "lambda"}} })
+	eventuallyManifest(t, "lost-lambda", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+
+	putKubeconfig(t, "lost", closedPortKubeconfig(t))
+	nudgeManifest(t, "lost-lambda")
+	mf := eventuallyManifest(t, "lost-lambda", "Error", manifestState(shared.StateError))
+	assert.Contains(t, mf.Status.LastOperation.Operation, "connection refused")
+	assert.Len(t, mf.Status.Synced, 3, "what was installed stays recorded")
 }

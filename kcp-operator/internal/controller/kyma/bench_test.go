@@ -1,0 +1,133 @@
+package kyma_test
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
+	"github.com/lifecycle-manager/kcp-operator/internal/oci"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/render"
+	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+)
+
+type countingTransport struct {
+	next  http.RoundTripper
+	count *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.count.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// BenchmarkManifestNoOpReconcile reconciles a Manifest whose module is in
+// place and Ready, as a resync does, and reports what that costs: runtime
+// API requests and KCP writes per reconcile (the goal: reads only, no
+// writes, no layer download), time and allocations.
+func BenchmarkManifestNoOpReconcile(b *testing.B) {
+	ctx := context.Background()
+	require.NoError(b, testmodule.Module{Name: "bench", Version: "1.0.0", Data: testmodule.DefaultCR("Bench")}.
+		Publish(ctx, kcp.Client, reg.Host, kcpNamespace))
+	require.NoError(b, kcp.Client.Create(ctx, &v1beta2.ModuleReleaseMeta{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: kcpNamespace},
+		Spec:       v1beta2.ModuleReleaseMetaSpec{ModuleName: "bench", Channels: []v1beta2.ChannelVersionAssignment{{Channel: "regular", Version: "1.0.0"}}},
+	}))
+	require.NoError(b, kcp.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig-bench", Namespace: kcpNamespace, Labels: map[string]string{shared.KymaNameLabel: "bench"}},
+		Data:       map[string][]byte{shared.KubeconfigSecretKey: runtimeConfig},
+	}))
+	kyma := &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: kcpNamespace}, Spec: v1beta2.KymaSpec{Modules: []v1beta2.Module{{Name: "bench"}}}}
+	kyma.Annotations = map[string]string{shared.SyncNamespaceAnnotation: "bench"}
+	require.NoError(b, kcp.Client.Create(ctx, kyma))
+	key := client.ObjectKey{Namespace: kcpNamespace, Name: "bench-bench"}
+	require.Eventually(b, func() bool {
+		_ = testmodule.MarkAvailable(ctx, runtimeEnv.Client, "bench", "bench-operator")
+		_ = testmodule.SetCRState(ctx, runtimeEnv.Client, "bench", "bench", "Ready")
+		mf := &v1beta2.Manifest{}
+		return kcp.Client.Get(ctx, key, mf) == nil && mf.Status.State == shared.StateReady
+	}, timeout, tick, "the module is installed and Ready")
+
+	var runtimeRequests, kcpWrites atomic.Int64
+	kcpClient := countingClient{Client: operatorClient, writes: &kcpWrites}
+	runtimes := remote.New(operatorClient, kcp.Config, kcp.Scheme, remote.Options{
+		QPS: 10000, Burst: 10000, Timeout: 10 * time.Second,
+		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+			return countingTransport{next: rt, count: &runtimeRequests}
+		},
+	}, nil, logr.Discard())
+	fetcher, err := oci.NewFetcher(oci.Options{CacheDir: layerCacheDir})
+	require.NoError(b, err)
+	r := &manifestctrl.Reconciler{
+		KCP: kcpClient, Runtimes: runtimes, Events: events.NewFakeRecorder(1000), Parallelism: 8,
+		Requeue: requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
+		Source:  &manifestctrl.LayerSource{Fetcher: fetcher, Renderer: render.New(render.Options{}), Secrets: kcp.Client},
+	}
+	req := ctrl.Request{NamespacedName: key}
+	_, err = r.Reconcile(ctx, req) // warm: the runtime connection, discovery, the render cache
+	require.NoError(b, err)
+	runtimeRequests.Store(0)
+	kcpWrites.Store(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	n := 0
+	for b.Loop() {
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.ReportMetric(float64(runtimeRequests.Load())/float64(n), "runtime-requests/op")
+	b.ReportMetric(float64(kcpWrites.Load())/float64(n), "kcp-writes/op")
+}
+
+// countingClient counts the writes a reconcile makes to the KCP; its reads
+// come from the cache and cost no request.
+type countingClient struct {
+	client.Client
+	writes *atomic.Int64
+}
+
+func (c countingClient) Patch(ctx context.Context, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+	c.writes.Add(1)
+	return c.Client.Patch(ctx, o, p, opts...)
+}
+
+func (c countingClient) Update(ctx context.Context, o client.Object, opts ...client.UpdateOption) error {
+	c.writes.Add(1)
+	return c.Client.Update(ctx, o, opts...)
+}
+
+func (c countingClient) Status() client.SubResourceWriter {
+	return countingStatus{SubResourceWriter: c.Client.Status(), writes: c.writes}
+}
+
+type countingStatus struct {
+	client.SubResourceWriter
+	writes *atomic.Int64
+}
+
+func (c countingStatus) Patch(ctx context.Context, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+	c.writes.Add(1)
+	return c.SubResourceWriter.Patch(ctx, o, p, opts...)
+}
+
+func (c countingStatus) Apply(ctx context.Context, o runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+	c.writes.Add(1)
+	return c.SubResourceWriter.Apply(ctx, o, opts...)
+}
