@@ -99,6 +99,6 @@ func (m HelmModule) Publish(ctx context.Context, kcp client.Client, registryHost
 	}
 	return kcp.Create(ctx, &v1beta2.ModuleTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: m.Name + "-" + m.Version, Namespace: namespace},
-		Spec: v1beta2.ModuleTemplateSpec{ModuleName: m.Name, Version: m.Version, Descriptor: runtime.RawExtension{Raw: raw}},
+		Spec:       v1beta2.ModuleTemplateSpec{ModuleName: m.Name, Version: m.Version, Descriptor: runtime.RawExtension{Raw: raw}},
 	})
 }
