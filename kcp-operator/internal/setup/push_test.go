@@ -77,11 +77,16 @@ func TestRuntimeEditIsPushed(t *testing.T) {
 	releaseMeta(t, "sierra")
 	waitForAgent(t)
 
-	rk := &v1beta2.Kyma{}
-	require.NoError(t, runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: "kyma-system", Name: "default"}, rk))
-	rk.Spec.Modules = append(rk.Spec.Modules, v1beta2.Module{Name: "sierra"})
-	written := time.Now()
-	require.NoError(t, runtimeEnv.Client.Update(t.Context(), rk))
+	var written time.Time
+	require.Eventually(t, func() bool {
+		rk := &v1beta2.Kyma{}
+		if runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: "kyma-system", Name: "default"}, rk) != nil {
+			return false
+		}
+		rk.Spec.Modules = append(rk.Spec.Modules, v1beta2.Module{Name: "sierra"})
+		written = time.Now()
+		return runtimeEnv.Client.Update(t.Context(), rk) == nil
+	}, timeout, tick, "the admin's edit is written")
 
 	var manifestSeen time.Time
 	require.Eventually(t, func() bool {

@@ -79,10 +79,9 @@ func TestModuleAddedInTheRuntimeIsInstalled(t *testing.T) {
 	newKyma(t, "admin-adds")
 	eventuallyKyma(t, "admin-adds", "Ready", stateIs(shared.StateReady))
 
-	rk, err := runtimeKyma(t, "admin-adds")
-	require.NoError(t, err)
-	rk.Spec.Modules = append(rk.Spec.Modules, v1beta2.Module{Name: "alpha"})
-	require.NoError(t, runtimeEnv.Client.Update(t.Context(), rk))
+	updateRuntimeKyma(t, "admin-adds", func(rk *v1beta2.Kyma) {
+		rk.Spec.Modules = append(rk.Spec.Modules, v1beta2.Module{Name: "alpha"})
+	})
 	nudge(t, "admin-adds")
 
 	k := eventuallyKyma(t, "admin-adds", "alpha copied from the runtime", func(k *v1beta2.Kyma) bool {

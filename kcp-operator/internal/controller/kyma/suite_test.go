@@ -315,3 +315,16 @@ func updateManifest(t *testing.T, name string, mutate func(*v1beta2.Manifest)) {
 		return kcp.Client.Update(t.Context(), mf) == nil
 	}, timeout, tick, "updating Manifest %s", name)
 }
+
+// updateRuntimeKyma changes a runtime Kyma, retrying on conflicts.
+func updateRuntimeKyma(t *testing.T, name string, mutate func(*v1beta2.Kyma)) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		k, err := runtimeKyma(t, name)
+		if err != nil {
+			return false
+		}
+		mutate(k)
+		return runtimeEnv.Client.Update(t.Context(), k) == nil
+	}, timeout, tick, "updating the runtime Kyma of %s", name)
+}
