@@ -41,10 +41,12 @@ test-go: $(GOTESTSUM) ## Run the Go tests of every module (unit and envtest) wit
 	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \
 	export KUBEBUILDER_ASSETS="$$assets"; \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
+	failed=""; \
 	for m in $(MODULES); do \
 		echo "=== module $$m"; \
-		(cd $$m && $(GOTESTSUM) --format testname --hide-summary=skipped -- $(TEST_FLAGS) ./...); \
-	done
+		(cd $$m && $(GOTESTSUM) --format testname --hide-summary=skipped -- $(TEST_FLAGS) ./...) || failed="$$failed $$m"; \
+	done; \
+	if [[ -n "$$failed" ]]; then echo "tests failed in:$$failed"; exit 1; fi
 
 .PHONY: fuzz
 fuzz: ## Run every Go fuzz target for FUZZTIME (default 10s).

@@ -54,6 +54,15 @@ const (
 	SKRDomainAnnotation = "skr-domain"
 	// CAAddedAtAnnotation records when a CA entered the trust bundle.
 	CAAddedAtAnnotation = OperatorGroup + "/ca-added-at"
+	// AgentWebhookURLAnnotation on a Kyma makes its runtime call the agent at
+	// this URL (https://host:port) instead of the agent's Service, for local
+	// runs with several runtimes; --agent-webhook-url sets it for all.
+	AgentWebhookURLAnnotation = OperatorGroup + "/agent-webhook-url"
+	// RotateCAAnnotation on the trust bundle Secret asks for a CA rotation
+	// now (e.g. after a key leaked): any new value starts one;
+	// CARotatedForAnnotation records the value handled last.
+	RotateCAAnnotation     = OperatorGroup + "/rotate-ca"
+	CARotatedForAnnotation = OperatorGroup + "/ca-rotated-for"
 	// UnmanagedAnnotation set to "true" on a Manifest releases its module:
 	// deleting the Manifest then leaves the module's resources in place.
 	UnmanagedAnnotation = OperatorGroup + "/is-unmanaged"

@@ -47,13 +47,17 @@ func (o Options) values(kyma *v1beta2.Kyma, namespace string, caBundle []byte, w
 	if err != nil {
 		return nil, err
 	}
+	webhookURL := o.WebhookURL
+	if url := kyma.Annotations[shared.AgentWebhookURLAnnotation]; url != "" {
+		webhookURL = url
+	}
 	return map[string]any{
 		"fullnameOverride": Fullname(namespace),
 		"image":            image,
 		"runtimeID":        kyma.RuntimeID(),
 		"kcp":              map[string]any{"address": o.KCPAddress, "contract": o.Contract},
 		"tls":              map[string]any{"secretName": o.SecretName, "caBundle": string(caBundle)},
-		"webhook":          map[string]any{"url": o.WebhookURL},
+		"webhook":          map[string]any{"url": webhookURL},
 		"watchers":         o.watcherValues(watchers),
 	}, nil
 }

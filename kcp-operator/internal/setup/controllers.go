@@ -124,6 +124,9 @@ func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
 		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, PKI: b.push.pki, Installer: installer,
 		SecretName: b.push.pki.Options.RuntimeSecret, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueBusy,
 	}
+	if b.push.agentEvents != nil {
+		r.Sources = []source.Source{b.push.agentEvents}
+	}
 	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.opts.AgentRerenderSpread)
 }
 

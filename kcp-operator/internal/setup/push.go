@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/lifecycle-manager/api/v1beta2"
@@ -19,6 +22,7 @@ import (
 	"github.com/lifecycle-manager/certs/pushpki"
 	"github.com/lifecycle-manager/certs/tlsreload"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
+	"github.com/lifecycle-manager/kcp-operator/internal/carotation"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/listener"
@@ -37,6 +41,7 @@ type pushPath struct {
 	listener    *listener.Server
 	kymaEvents  source.Source
 	driftEvents source.Source
+	agentEvents source.Source
 	tracker     *pushindex.Tracker
 }
 
@@ -53,6 +58,13 @@ func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Opti
 	}
 	if err := p.AddToManager(mgr); err != nil {
 		return nil, fmt.Errorf("adding the certificate rotation: %w", err)
+	}
+	trigger := &carotation.Trigger{
+		Client: direct, Bundle: client.ObjectKey{Namespace: certOpts.Namespace, Name: certOpts.BundleSecret},
+		Rotator: p.Rotator, Interval: 5 * time.Second, Log: log.WithName("ca-rotation"),
+	}
+	if err := mgr.Add(trigger); err != nil {
+		return nil, fmt.Errorf("adding the CA rotation trigger: %w", err)
 	}
 	pp := &pushPath{pki: p}
 	if opts.ListenerAddr == "" {
@@ -106,10 +118,63 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 		return err
 	}
 	pp.kymaEvents = eventsource.New(srv, KymaManager, pushindex.KymaEvents(reader, pp.tracker))
-	pp.driftEvents = eventsource.New(srv, agent.DriftManager, func(ctx context.Context, ev event.Event) []reconcile.Request {
-		return pushindex.ManifestsOf(ctx, reader, ev)
-	})
+	fan := &driftFanOut{
+		listener: srv, reader: reader, agentSecret: pp.pki.Options.RuntimeSecret,
+		manifests: make(chan ctrlevent.GenericEvent, driftBuffer), agents: make(chan ctrlevent.GenericEvent, driftBuffer),
+	}
+	if err := mgr.Add(fan); err != nil {
+		return fmt.Errorf("adding the drift event consumer: %w", err)
+	}
+	pp.driftEvents = source.Channel(fan.manifests, &handler.EnqueueRequestForObject{})
+	pp.agentEvents = source.Channel(fan.agents, &handler.EnqueueRequestForObject{})
 	return nil
+}
+
+// driftBuffer bounds the drift events waiting for their controller.
+const driftBuffer = 1024
+
+// driftFanOut consumes the drift watch's events, which concern two
+// controllers: changes of module resources go to the Manifest that placed
+// them, changes of the agent's own objects to the Kyma whose agent it is.
+type driftFanOut struct {
+	listener    *listener.Server
+	reader      client.Reader
+	agentSecret string
+	manifests   chan ctrlevent.GenericEvent
+	agents      chan ctrlevent.GenericEvent
+}
+
+// NeedLeaderElection is true: the controllers run on the leader only.
+func (f *driftFanOut) NeedLeaderElection() bool { return true }
+
+// Start consumes until ctx ends.
+func (f *driftFanOut) Start(ctx context.Context) error {
+	err := f.listener.Consume(ctx, agent.DriftManager, func(ev event.Event) {
+		out, reqs := f.manifests, pushindex.ManifestsOf(ctx, f.reader, ev)
+		if f.isAgentObject(ev) {
+			out, reqs = f.agents, pushindex.KymasOf(ctx, f.reader, ev.RuntimeID)
+		}
+		for _, r := range reqs {
+			obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name}}
+			select {
+			case out <- ctrlevent.GenericEvent{Object: obj}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("consuming drift events: %w", err)
+	}
+	return nil
+}
+
+func (f *driftFanOut) isAgentObject(ev event.Event) bool {
+	if ev.GVK.Kind == "Secret" {
+		return ev.Object.Name == f.agentSecret
+	}
+	return ev.Object.Name == agent.Fullname(ev.Object.Namespace) ||
+		(ev.GVK.Kind == "ValidatingWebhookConfiguration" && strings.HasPrefix(ev.Object.Name, "skr-agent"))
 }
 
 // acceptRuntime rejects events whose certificate names no Kyma's runtime.

@@ -165,6 +165,7 @@ func startOperator(ctx context.Context, dir string, webhookPort int) (<-chan str
 	certOpts.Namespace = ns
 	certOpts.EndpointNamespace = ns
 	certOpts.EndpointDNSNames = []string{"localhost"}
+	certOpts.PropagationDelay, certOpts.GracePeriod, certOpts.RotationInterval = 2*time.Second, 5*time.Second, time.Second
 
 	log := funcr.New(func(prefix, args string) {
 		if os.Getenv("TEST_OPERATOR_LOGS") != "" {

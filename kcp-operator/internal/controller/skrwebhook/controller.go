@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/pushpki"
@@ -34,6 +35,8 @@ type Reconciler struct {
 	SecretName string
 	// Resync is the interval while the agent is ready; Retry while it is not.
 	Resync, Retry time.Duration
+	// Sources are further event sources: drift events of the agent's objects.
+	Sources []source.Source
 }
 
 // Reconcile ensures the certificate and the agent, then reports.

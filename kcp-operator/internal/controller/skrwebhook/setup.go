@@ -23,15 +23,16 @@ import (
 // the agent of every runtime, each at a random time within spread; a
 // changed certificate Secret of a Kyma re-syncs that runtime at once.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, spread time.Duration) error {
-	err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("skrwebhook").
 		For(&v1beta2.Kyma{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&v1beta2.Watcher{}, enqueue.AllKymas(mgr.GetClient(), spread),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(kymaOfSecret)).
-		WithOptions(opts).
-		Complete(r)
-	if err != nil {
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(kymaOfSecret))
+	for _, s := range r.Sources {
+		b = b.WatchesRawSource(s)
+	}
+	if err := b.WithOptions(opts).Complete(r); err != nil {
 		return fmt.Errorf("setting up the SKR webhook controller: %w", err)
 	}
 	return nil

@@ -1,0 +1,82 @@
+// Package carotation starts a CA rotation when someone asks for one: a new
+// value of the rotate-ca annotation on the trust bundle Secret, e.g.
+//
+//	kubectl annotate secret lifecycle-manager-ca-bundle -n kcp-system \
+//	    operator.kyma-project.io/rotate-ca="$(date -u +%FT%TZ)" --overwrite
+//
+// after a CA key leaked. The rotation itself (certs/rotation) adds the new CA
+// to the bundle first and so never locks a runtime out.
+package carotation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/certs/rotation"
+)
+
+// Rotator is the part of the certificate rotation this package drives.
+type Rotator interface {
+	Rotate(ctx context.Context) (rotation.Status, error)
+}
+
+// Trigger polls the bundle Secret for a new rotate-ca value.
+type Trigger struct {
+	Client   client.Client
+	Bundle   client.ObjectKey
+	Rotator  Rotator
+	Interval time.Duration
+	Log      logr.Logger
+}
+
+// NeedLeaderElection is true: only the leader rotates.
+func (t *Trigger) NeedLeaderElection() bool { return true }
+
+// Start checks the Secret every Interval until ctx ends.
+func (t *Trigger) Start(ctx context.Context) error {
+	tick := time.NewTicker(t.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if err := t.Check(ctx); err != nil {
+				t.Log.Error(err, "handling a requested CA rotation")
+			}
+		}
+	}
+}
+
+// Check starts a rotation when the Secret asks for one not handled yet.
+func (t *Trigger) Check(ctx context.Context) error {
+	secret := &corev1.Secret{}
+	if err := t.Client.Get(ctx, t.Bundle, secret); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	want := secret.Annotations[shared.RotateCAAnnotation]
+	if want == "" || want == secret.Annotations[shared.CARotatedForAnnotation] {
+		return nil
+	}
+	status, err := t.Rotator.Rotate(ctx)
+	if errors.Is(err, rotation.ErrRotationInProgress) {
+		return nil // asked again while one runs; the request stays and is served after it
+	}
+	if err != nil {
+		return fmt.Errorf("rotating the CA: %w", err)
+	}
+	patch := client.MergeFrom(secret.DeepCopy())
+	secret.Annotations[shared.CARotatedForAnnotation] = want
+	if err := t.Client.Patch(ctx, secret, patch); err != nil {
+		return fmt.Errorf("recording the handled rotation request: %w", err)
+	}
+	t.Log.Info("CA rotation started on request", "request", want, "phase", status.Phase)
+	return nil
+}
