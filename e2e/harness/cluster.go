@@ -1,0 +1,95 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/testenv"
+)
+
+// Cluster is a KCP or a runtime.
+type Cluster struct {
+	Name string
+	// Kubeconfig is an admin kubeconfig file, for the harness and for users.
+	Kubeconfig string
+	Config     *rest.Config
+	Client     client.Client
+	env        *testenv.Env
+}
+
+// startCluster starts a local control plane and writes its kubeconfig.
+func startCluster(name, dir string, withAPI bool) (*Cluster, error) {
+	env, err := testenv.Start(testenv.Options{WithoutAPICRDs: !withAPI})
+	if err != nil {
+		return nil, fmt.Errorf("starting the %s control plane: %w", name, err)
+	}
+	kc, err := env.Kubeconfig("admin", "system:masters")
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	path := filepath.Join(dir, name+".kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return &Cluster{Name: name, Kubeconfig: path, Config: env.Config, Client: env.Client, env: env}, nil
+}
+
+// clusterFromKubeconfig uses an existing cluster.
+func clusterFromKubeconfig(name, path string) (*Cluster, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("loading the %s kubeconfig %s: %w", name, path, err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: testenv.NewScheme()})
+	if err != nil {
+		return nil, fmt.Errorf("creating a client for %s: %w", name, err)
+	}
+	return &Cluster{Name: name, Kubeconfig: path, Config: cfg, Client: c}, nil
+}
+
+func (c *Cluster) stop() error {
+	if c.env == nil {
+		return nil
+	}
+	return c.env.Stop()
+}
+
+// kubeconfigVia returns the cluster's admin kubeconfig with its server
+// replaced by addr (a Proxy in front of the API server).
+func (c *Cluster) kubeconfigVia(_ context.Context, addr string) ([]byte, error) {
+	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", c.Kubeconfig, err)
+	}
+	for _, cluster := range cfg.Clusters {
+		u, err := url.Parse(cluster.Server)
+		if err != nil {
+			return nil, fmt.Errorf("the server of %s: %w", c.Kubeconfig, err)
+		}
+		u.Host = addr
+		cluster.Server = u.String()
+	}
+	out, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("writing the kubeconfig via %s: %w", addr, err)
+	}
+	return out, nil
+}
+
+// serverAddr is host:port of the cluster's API server.
+func (c *Cluster) serverAddr() (string, error) {
+	u, err := url.Parse(c.Config.Host)
+	if err != nil {
+		return "", fmt.Errorf("the API server address of %s: %w", c.Name, err)
+	}
+	return u.Host, nil
+}

@@ -1,0 +1,18 @@
+// Package harness runs the product as users run it, for the e2e suite and
+// `make demo`: a KCP and runtime clusters, the built kcp-operator, skr-agent
+// and modulectl binaries as separate processes, mTLS between them, and a
+// module registry.
+//
+// In local mode (the default) the clusters are real control planes
+// (kube-apiserver and etcd from `make envtest-assets`) on loopback, the
+// registry is go-containerregistry's, and the harness plays the kubelet:
+// it marks Deployments available, runs the agent with the certificate the
+// operator put into the runtime (rewriting the files when the Secret
+// changes, as a Secret volume does), and runs the sample module's operator
+// while its Deployment exists. The operator reaches each runtime through a
+// TCP proxy, which is how the suite takes a runtime off the network.
+//
+// In clusters mode (E2E_KCP_KUBECONFIG and E2E_SKR_KUBECONFIG set) the
+// harness uses the clusters as they are, with the charts installed (see
+// e2e/kind-up.sh); scenarios that need to stop processes are skipped there.
+package harness

@@ -1,0 +1,262 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+)
+
+// Namespace is the operator's namespace in the KCP.
+const Namespace = "kcp-system"
+
+// Options configure a harness.
+type Options struct {
+	// RunDir holds binaries, kubeconfigs, certificates and logs; default a
+	// new temporary folder.
+	RunDir string
+	// Runtimes is the number of local runtime clusters (default 1).
+	Runtimes int
+	// OperatorArgs are added to the operator's flags.
+	OperatorArgs []string
+	// Progress receives one line per step; nil is quiet.
+	Progress func(format string, args ...any)
+}
+
+// Harness is a running KCP with runtimes, operator and agents.
+type Harness struct {
+	RunDir   string
+	Local    bool
+	KCP      *Cluster
+	Runtimes []*Runtime
+	Registry string
+	Bin      Binaries
+	Operator *Process
+	// ListenerAddr is where agents send events (host:port, name localhost).
+	ListenerAddr string
+	// MetricsAddr serves the operator's metrics.
+	MetricsAddr string
+
+	opts     Options
+	stops    []func()
+	kubelets context.CancelFunc
+}
+
+// Runtime is a runtime cluster with its Kyma in the KCP.
+type Runtime struct {
+	*Cluster
+	// KymaName and RuntimeID of the runtime's Kyma.
+	KymaName, RuntimeID string
+	// Proxy is the operator's way to the runtime's API server (local mode).
+	Proxy *Proxy
+	// AgentPort is where the runtime's API server calls the agent.
+	AgentPort int
+	agent     *Process
+	sample    *Process
+}
+
+func (h *Harness) progress(format string, args ...any) {
+	if h.opts.Progress != nil {
+		h.opts.Progress(format, args...)
+	}
+}
+
+// New starts everything: in clusters mode when E2E_KCP_KUBECONFIG and
+// E2E_SKR_KUBECONFIG are set, else locally.
+func New(ctx context.Context, opts Options) (h *Harness, err error) {
+	if opts.Runtimes < 1 {
+		opts.Runtimes = 1
+	}
+	if opts.RunDir == "" {
+		if opts.RunDir, err = os.MkdirTemp("", "lifecycle-manager-e2e-"); err != nil {
+			return nil, err
+		}
+	}
+	h = &Harness{RunDir: opts.RunDir, opts: opts}
+	defer func() {
+		if err != nil {
+			h.Close()
+		}
+	}()
+	kcpKC, skrKC := os.Getenv("E2E_KCP_KUBECONFIG"), os.Getenv("E2E_SKR_KUBECONFIG")
+	if kcpKC != "" && skrKC != "" {
+		return h, h.useClusters(kcpKC, skrKC)
+	}
+	h.Local = true
+	if err := h.startLocal(ctx); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+func (h *Harness) startLocal(ctx context.Context) error {
+	h.progress("building kcp-operator, skr-agent, modulectl and the sample module's operator")
+	var err error
+	if h.Bin, err = build(ctx, filepath.Join(h.RunDir, "bin")); err != nil {
+		return err
+	}
+	h.progress("starting the KCP and %d runtime control plane(s) (kube-apiserver + etcd)", h.opts.Runtimes)
+	if h.KCP, err = startCluster("kcp", h.RunDir, true); err != nil {
+		return err
+	}
+	h.stops = append(h.stops, func() { _ = h.KCP.stop() })
+	for i := 1; i <= h.opts.Runtimes; i++ {
+		if err := h.startRuntime(ctx, i); err != nil {
+			return err
+		}
+	}
+	host, stop := startRegistry()
+	h.Registry = host + "/modules"
+	h.stops = append(h.stops, stop)
+	h.progress("module registry at %s", host)
+	if err := h.prepareKCP(ctx); err != nil {
+		return err
+	}
+	if err := h.publishSample(ctx); err != nil {
+		return err
+	}
+	if err := h.StartOperator(ctx); err != nil {
+		return err
+	}
+	kctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	h.kubelets = cancel
+	for _, rt := range h.Runtimes {
+		go h.kubelet(kctx, rt)
+	}
+	return nil
+}
+
+func (h *Harness) startRuntime(ctx context.Context, i int) error {
+	c, err := startCluster(fmt.Sprintf("runtime-%d", i), h.RunDir, false)
+	if err != nil {
+		return err
+	}
+	h.stops = append(h.stops, func() { _ = c.stop() })
+	addr, err := c.serverAddr()
+	if err != nil {
+		return err
+	}
+	proxy, err := NewProxy(context.WithoutCancel(ctx), addr)
+	if err != nil {
+		return err
+	}
+	h.stops = append(h.stops, proxy.Close)
+	port, err := freePort(ctx)
+	if err != nil {
+		return err
+	}
+	h.Runtimes = append(h.Runtimes, &Runtime{
+		Cluster: c, KymaName: fmt.Sprintf("kyma-%d", i), RuntimeID: fmt.Sprintf("runtime-%d", i),
+		Proxy: proxy, AgentPort: port,
+	})
+	return nil
+}
+
+// prepareKCP creates the operator's namespace and the Watcher of runtime Kymas.
+func (h *Harness) prepareKCP(ctx context.Context) error {
+	if err := h.KCP.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", Namespace, err)
+	}
+	return h.KCP.Client.Create(ctx, &v1beta2.Watcher{
+		ObjectMeta: metav1.ObjectMeta{Name: "klm-watcher", Namespace: Namespace},
+		Spec: v1beta2.WatcherSpec{
+			Manager:         "lifecycle-manager",
+			ServiceInfo:     v1beta2.Service{Name: "lifecycle-manager-events", Namespace: Namespace, Port: 8082},
+			ResourceToWatch: v1beta2.WatchableGVR{Group: "operator.kyma-project.io", Version: "v1beta2", Resource: "kymas"},
+			LabelsToWatch:   map[string]string{shared.WatchedByLabel: shared.WatchedByKymaValue},
+			Field:           v1beta2.FieldSpec,
+			Gateway: v1beta2.GatewayConfig{LabelSelector: metav1.LabelSelector{
+				MatchLabels: map[string]string{shared.WatcherGatewayLabel: shared.WatcherGatewayDefault}}},
+		},
+	})
+}
+
+// useClusters connects to existing clusters with the charts installed.
+func (h *Harness) useClusters(kcpKC, skrKC string) error {
+	var err error
+	if h.KCP, err = clusterFromKubeconfig("kcp", kcpKC); err != nil {
+		return err
+	}
+	skr, err := clusterFromKubeconfig("runtime-1", skrKC)
+	if err != nil {
+		return err
+	}
+	name := os.Getenv("E2E_KYMA_NAME")
+	if name == "" {
+		name = "kyma-1"
+	}
+	h.Runtimes = []*Runtime{{Cluster: skr, KymaName: name, RuntimeID: name}}
+	h.Registry = os.Getenv("E2E_REGISTRY")
+	if h.Registry == "" {
+		return errors.New("clusters mode needs E2E_REGISTRY, the module registry as the operator reaches it (e2e/kind-up.sh prints it)")
+	}
+	return nil
+}
+
+// Close stops everything the harness started, in reverse order.
+func (h *Harness) Close() {
+	if h.kubelets != nil {
+		h.kubelets()
+	}
+	for _, rt := range h.Runtimes {
+		for _, p := range []*Process{rt.agent, rt.sample} {
+			if p != nil {
+				_ = p.Stop()
+			}
+		}
+	}
+	if h.Operator != nil {
+		_ = h.Operator.Stop()
+	}
+	for i := len(h.stops) - 1; i >= 0; i-- {
+		h.stops[i]()
+	}
+}
+
+// Logs returns the end of every process's log, for failed scenarios.
+func (h *Harness) Logs() string {
+	out := ""
+	procs := []*Process{h.Operator}
+	for _, rt := range h.Runtimes {
+		procs = append(procs, rt.agent, rt.sample)
+	}
+	for _, p := range procs {
+		if p != nil {
+			out += fmt.Sprintf("\n----- %s (%s)\n%s", p.Name, p.Log, p.Tail(20000))
+		}
+	}
+	return out
+}
+
+func freePort(ctx context.Context) (int, error) {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	return port, ln.Close()
+}
+
+func portAddr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(ctx context.Context, timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return true
+}

@@ -1,0 +1,123 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+)
+
+// Sample module facts.
+const (
+	SampleModule     = "sample"
+	SampleDeployment = "sample-operator"
+	SampleConfigMap  = "sample-settings" // only in 2.0.0
+)
+
+// publishSample publishes the sample module with modulectl, as a module
+// team would: 1.0.0 in channel regular, 2.0.0 in fast.
+func (h *Harness) publishSample(ctx context.Context) error {
+	for _, v := range []struct{ version, channel string }{{"1.0.0", "regular"}, {"2.0.0", "fast"}} {
+		if err := h.Publish(ctx, v.version, v.channel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Publish publishes a version of the sample module to a channel with
+// modulectl and applies the template and release meta it writes.
+func (h *Harness) Publish(ctx context.Context, version, channel string) error {
+	h.progress("publishing module %s %s to channel %s with modulectl", SampleModule, version, channel)
+	src := filepath.Join(repoRoot(), "e2e", "testdata", "sample")
+	out := filepath.Join(h.RunDir, "catalog")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	template := filepath.Join(out, SampleModule+"-"+version+".yaml")
+	meta := filepath.Join(out, SampleModule+".yaml")
+	cmd := exec.CommandContext(ctx, h.Bin.Modulectl, "publish", "--name", SampleModule, "--version", version,
+		"--manifest", filepath.Join(src, version), "--default-cr", filepath.Join(src, "default-cr.yaml"),
+		"--registry", h.Registry, "--insecure", "--channel", channel, "--namespace", Namespace,
+		"--output", template, "--release-meta", meta, "--quiet")
+	if combined, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("modulectl publish %s: %w\n%s", version, err, combined)
+	}
+	for _, file := range []string{template, meta} {
+		if err := h.applyFile(ctx, file); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyFile server-side applies every object of a YAML file to the KCP.
+func (h *Harness) applyFile(ctx context.Context, path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for _, doc := range bytes.Split(raw, []byte("\n---")) {
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if obj.GetNamespace() == "" {
+			obj.SetNamespace(Namespace)
+		}
+		if err := h.KCP.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+			client.FieldOwner("e2e-harness"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// CreateKyma gives a runtime its access Secret and its Kyma with modules.
+func (h *Harness) CreateKyma(ctx context.Context, rt *Runtime, channel string, modules ...string) error {
+	kubeconfig, err := os.ReadFile(rt.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	if rt.Proxy != nil {
+		if kubeconfig, err = rt.kubeconfigVia(ctx, rt.Proxy.Addr); err != nil {
+			return err
+		}
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig-" + rt.KymaName, Namespace: Namespace,
+			Labels: map[string]string{shared.KymaNameLabel: rt.KymaName}},
+		Data: map[string][]byte{shared.KubeconfigSecretKey: kubeconfig},
+	}
+	if err := h.KCP.Client.Create(ctx, secret); client.IgnoreAlreadyExists(err) != nil {
+		return fmt.Errorf("creating the access Secret of %s: %w", rt.KymaName, err)
+	}
+	kyma := &v1beta2.Kyma{
+		ObjectMeta: metav1.ObjectMeta{Name: rt.KymaName, Namespace: Namespace,
+			Labels: map[string]string{shared.RuntimeIDLabel: rt.RuntimeID}},
+		Spec: v1beta2.KymaSpec{Channel: channel},
+	}
+	if rt.AgentPort != 0 {
+		kyma.Annotations = map[string]string{shared.AgentWebhookURLAnnotation: "https://" + portAddr(rt.AgentPort)}
+	}
+	for _, m := range modules {
+		kyma.Spec.Modules = append(kyma.Spec.Modules, v1beta2.Module{Name: m})
+	}
+	h.progress("creating Kyma %s for %s with modules [%s]", rt.KymaName, rt.Name, strings.Join(modules, ", "))
+	return h.KCP.Client.Create(ctx, kyma)
+}

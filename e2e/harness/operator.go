@@ -1,0 +1,92 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// StartOperator runs kcp-operator with its real flags: the listener in
+// direct mode on loopback (no Istio locally), the certificates of the
+// built-in CA, and resyncs hours away, so that runtime changes arrive by
+// push or not at all.
+func (h *Harness) StartOperator(ctx context.Context) error {
+	if h.Operator == nil {
+		if err := h.configureOperator(ctx); err != nil {
+			return err
+		}
+	}
+	h.progress("starting kcp-operator (listener on %s, metrics on %s)", h.ListenerAddr, h.MetricsAddr)
+	if err := h.Operator.Start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	if !waitFor(ctx, 2*time.Minute, func() bool { return h.operatorHealthy(ctx) }) {
+		return fmt.Errorf("kcp-operator did not become healthy; its log:\n%s", h.Operator.Tail(8000))
+	}
+	return nil
+}
+
+// StopOperator stops the operator process (and so the listener).
+func (h *Harness) StopOperator() error { return h.Operator.Stop() }
+
+func (h *Harness) configureOperator(ctx context.Context) error {
+	var ports [3]int
+	for i := range ports {
+		p, err := freePort(ctx)
+		if err != nil {
+			return err
+		}
+		ports[i] = p
+	}
+	h.ListenerAddr = "localhost:" + strconv.Itoa(ports[0])
+	h.MetricsAddr = portAddr(ports[1])
+	args := []string{
+		"--kubeconfig=" + h.KCP.Kubeconfig,
+		"--namespaces=" + Namespace,
+		"--leader-elect=false",
+		"--metrics-bind-address=" + h.MetricsAddr,
+		"--health-probe-bind-address=" + portAddr(ports[2]),
+		"--listener-bind-address=" + portAddr(ports[0]),
+		"--listener-mode=direct",
+		"--agent-kcp-address=" + h.ListenerAddr,
+		"--agent-image=skr-agent:local",
+		"--cert-namespace=" + Namespace,
+		"--cert-endpoint-namespace=" + Namespace,
+		"--cert-endpoint-dns-names=localhost",
+		"--cert-propagation-delay=5s",
+		"--cert-grace-period=15s",
+		"--cert-rotation-interval=2s",
+		"--watcher-controller=false",
+		"--requeue-success=10h",
+		"--requeue-no-push=10h",
+		"--requeue-busy=2s",
+		"--requeue-error=3s",
+		"--rate-limiter-max-delay=5s",
+		"--template-change-spread=0",
+		"--agent-rerender-spread=0",
+		"--purge-grace-period=20s",
+		"--layer-cache-dir=" + filepath.Join(h.RunDir, "layers"),
+		"--zap-log-level=info",
+	}
+	h.Operator = &Process{
+		Name: "kcp-operator", Bin: h.Bin.Operator, Log: filepath.Join(h.RunDir, "logs", "kcp-operator.log"),
+		Args: append(args, h.opts.OperatorArgs...),
+	}
+	return nil
+}
+
+func (h *Harness) operatorHealthy(ctx context.Context) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+h.MetricsAddr+"/metrics", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
