@@ -1,0 +1,121 @@
+package suite
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/e2e/harness"
+)
+
+func TestARuntimeAdminAddsAndRemovesAModule(t *testing.T) {
+	rt := h.Runtimes[1]
+	step(t, "Given a runtime without modules, its resync set to hours (--requeue-success=10h)")
+	ensureKyma(t, rt)
+	pushedBefore := metric(t, "lifecycle_manager_push_to_reconcile_seconds_count", "")
+
+	step(t, "When the runtime admin adds the sample module to the runtime Kyma")
+	written := updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: harness.SampleModule}} })
+	var seen time.Time
+	require.Eventually(t, func() bool {
+		if len(kyma(t, rt).Spec.Modules) != 1 {
+			return false
+		}
+		seen = time.Now()
+		return true
+	}, timeout, 20*time.Millisecond, "the edit reaches the KCP")
+	t.Logf("runtime write → KCP Kyma updated by the operator: %v (push; the resync is 10h away)", seen.Sub(written).Round(time.Millisecond))
+	assert.Greater(t, metric(t, "lifecycle_manager_push_to_reconcile_seconds_count", ""), pushedBefore, "a pushed event started the reconcile")
+
+	step(t, "Then the module is installed in that runtime")
+	require.Eventually(t, func() bool { _, err := deployment(t, rt, harness.SampleDeployment); return err == nil }, timeout, tick)
+	eventuallyKyma(t, rt, "Ready with the module", func(k *v1beta2.Kyma) bool { return ready(k) && len(k.Status.Modules) == 1 })
+
+	step(t, "When the admin removes it again")
+	written = updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Modules = nil })
+
+	step(t, "Then it is uninstalled")
+	require.Eventually(t, func() bool {
+		_, err := deployment(t, rt, harness.SampleDeployment)
+		return apierrors.IsNotFound(err)
+	}, timeout, tick)
+	t.Logf("runtime write → module uninstalled: %v", time.Since(written).Round(time.Millisecond))
+	eventuallyKyma(t, rt, "Ready without modules", func(k *v1beta2.Kyma) bool { return ready(k) && len(k.Status.Modules) == 0 })
+}
+
+func TestChannelSwitchAndNewVersionRollOut(t *testing.T) {
+	rt := h.Runtimes[0]
+	step(t, "Given a Kyma with the sample module 1.0.0 from channel regular")
+	ensureKyma(t, rt, harness.SampleModule)
+	require.False(t, configMapExists(t, rt, harness.SampleConfigMap))
+
+	step(t, "When the runtime admin switches the Kyma to channel fast")
+	updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Channel = "fast" })
+	step(t, "Then the module is upgraded to 2.0.0, its new ConfigMap applied")
+	eventuallyKyma(t, rt, "2.0.0 Ready", func(k *v1beta2.Kyma) bool {
+		return ready(k) && len(k.Status.Modules) == 1 && k.Status.Modules[0].Version == "2.0.0"
+	})
+	require.True(t, configMapExists(t, rt, harness.SampleConfigMap))
+
+	step(t, "When the admin switches back to regular")
+	updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Channel = "regular" })
+	step(t, "Then 1.0.0 is back and the ConfigMap of 2.0.0 is pruned")
+	eventuallyKyma(t, rt, "1.0.0 Ready", func(k *v1beta2.Kyma) bool {
+		return ready(k) && k.Status.Modules[0].Version == "1.0.0"
+	})
+	require.Eventually(t, func() bool { return !configMapExists(t, rt, harness.SampleConfigMap) }, timeout, tick)
+
+	step(t, "When the module team rolls 2.0.0 out to channel regular")
+	require.NoError(t, h.Publish(t.Context(), "2.0.0", "regular"))
+	step(t, "Then the Kyma in regular is upgraded")
+	eventuallyKyma(t, rt, "2.0.0 through regular", func(k *v1beta2.Kyma) bool {
+		return ready(k) && k.Status.Modules[0].Version == "2.0.0" && k.Status.Modules[0].Channel == "regular"
+	})
+	require.True(t, configMapExists(t, rt, harness.SampleConfigMap))
+}
+
+func TestADeletedModuleDeploymentComesBackByPush(t *testing.T) {
+	rt := h.Runtimes[0]
+	step(t, "Given the sample module installed")
+	ensureKyma(t, rt, harness.SampleModule)
+	dep, err := deployment(t, rt, harness.SampleDeployment)
+	require.NoError(t, err)
+
+	step(t, "When someone deletes its Deployment in the runtime")
+	deleted := time.Now()
+	require.NoError(t, rt.Client.Delete(t.Context(), dep))
+
+	step(t, "Then the drift watch reports it and the operator restores it")
+	require.Eventually(t, func() bool {
+		d, err := deployment(t, rt, harness.SampleDeployment)
+		return err == nil && d.UID != dep.UID
+	}, timeout, tick)
+	t.Logf("deleted → restored: %v", time.Since(deleted).Round(time.Millisecond))
+}
+
+func TestTheAgentSecretDeletedIsRecreatedAndEventsFlow(t *testing.T) {
+	rt := h.Runtimes[0]
+	ensureKyma(t, rt, harness.SampleModule)
+	step(t, "Given the agent's TLS Secret in the runtime")
+	secret, err := agentSecret(t, rt)
+	require.NoError(t, err)
+
+	step(t, "When it is deleted")
+	require.NoError(t, rt.Client.Delete(t.Context(), secret))
+
+	step(t, "Then the operator writes it again")
+	require.Eventually(t, func() bool {
+		s, err := agentSecret(t, rt)
+		return err == nil && s.UID != secret.UID
+	}, timeout, tick)
+
+	step(t, "And runtime changes still reach the KCP")
+	updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Modules[0].ControllerName = "after-secret-recreated" })
+	require.Eventually(t, func() bool {
+		return kyma(t, rt).Spec.Modules[0].ControllerName == "after-secret-recreated"
+	}, timeout, tick)
+}
