@@ -29,6 +29,18 @@ help: ## List the targets.
 
 ##@ Build and test
 
+.PHONY: demo
+demo: ## Run the demo: a KCP and a runtime on this machine, a module installed, the push path shown; Ctrl-C stops it.
+	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \
+	export KUBEBUILDER_ASSETS="$$assets"; \
+	cd e2e && go run ./cmd/demo --run-dir $(CURDIR)/e2e/.run/demo $(DEMO_FLAGS)
+
+.PHONY: e2e
+e2e: $(GOTESTSUM) ## Run the two-cluster end-to-end suite (local mode unless E2E_KCP_KUBECONFIG and E2E_SKR_KUBECONFIG are set).
+	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \
+	export KUBEBUILDER_ASSETS="$$assets"; \
+	cd e2e && $(GOTESTSUM) --format testname -- -count=1 -timeout=30m -v ./suite/...
+
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver and etcd for tests (cached by version); print KUBEBUILDER_ASSETS.
 	@hack/envtest-assets.sh
