@@ -39,7 +39,7 @@ func (p *Process) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("opening the log of %s: %w", p.Name, err)
 	}
-	fmt.Fprintf(out, "\n=== %s started %s\n", p.Name, time.Now().Format(time.RFC3339Nano))
+	_, _ = fmt.Fprintf(out, "\n=== %s started %s\n", p.Name, time.Now().Format(time.RFC3339Nano))
 	cmd := exec.CommandContext(ctx, p.Bin, p.Args...)
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = out, out
@@ -102,7 +102,7 @@ func (p *Process) Tail(bytes int64) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	info, err := f.Stat()
 	if err != nil {
 		return ""

@@ -56,7 +56,7 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn) {
 	if err != nil {
 		return
 	}
-	defer up.Close()
+	defer func() { _ = up.Close() }()
 	p.mu.Lock()
 	p.conns[up] = struct{}{}
 	p.mu.Unlock()

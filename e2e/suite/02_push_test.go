@@ -51,7 +51,7 @@ func TestChannelSwitchAndNewVersionRollOut(t *testing.T) {
 	rt := h.Runtimes[0]
 	step(t, "Given a Kyma with the sample module 1.0.0 from channel regular")
 	ensureKyma(t, rt, harness.SampleModule)
-	require.False(t, configMapExists(t, rt, harness.SampleConfigMap))
+	require.False(t, sampleSettingsExist(t, rt))
 
 	step(t, "When the runtime admin switches the Kyma to channel fast")
 	updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Channel = "fast" })
@@ -59,7 +59,7 @@ func TestChannelSwitchAndNewVersionRollOut(t *testing.T) {
 	eventuallyKyma(t, rt, "2.0.0 Ready", func(k *v1beta2.Kyma) bool {
 		return ready(k) && len(k.Status.Modules) == 1 && k.Status.Modules[0].Version == "2.0.0"
 	})
-	require.True(t, configMapExists(t, rt, harness.SampleConfigMap))
+	require.True(t, sampleSettingsExist(t, rt))
 
 	step(t, "When the admin switches back to regular")
 	updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Channel = "regular" })
@@ -67,7 +67,7 @@ func TestChannelSwitchAndNewVersionRollOut(t *testing.T) {
 	eventuallyKyma(t, rt, "1.0.0 Ready", func(k *v1beta2.Kyma) bool {
 		return ready(k) && k.Status.Modules[0].Version == "1.0.0"
 	})
-	require.Eventually(t, func() bool { return !configMapExists(t, rt, harness.SampleConfigMap) }, timeout, tick)
+	require.Eventually(t, func() bool { return !sampleSettingsExist(t, rt) }, timeout, tick)
 
 	step(t, "When the module team rolls 2.0.0 out to channel regular")
 	require.NoError(t, h.Publish(t.Context(), "2.0.0", "regular"))
@@ -75,7 +75,7 @@ func TestChannelSwitchAndNewVersionRollOut(t *testing.T) {
 	eventuallyKyma(t, rt, "2.0.0 through regular", func(k *v1beta2.Kyma) bool {
 		return ready(k) && k.Status.Modules[0].Version == "2.0.0" && k.Status.Modules[0].Channel == "regular"
 	})
-	require.True(t, configMapExists(t, rt, harness.SampleConfigMap))
+	require.True(t, sampleSettingsExist(t, rt))
 }
 
 func TestADeletedModuleDeploymentComesBackByPush(t *testing.T) {

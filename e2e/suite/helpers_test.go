@@ -38,9 +38,11 @@ func deployment(t *testing.T, rt *harness.Runtime, name string) (*appsv1.Deploym
 	return d, rt.Client.Get(t.Context(), client.ObjectKey{Namespace: "kyma-system", Name: name}, d)
 }
 
-func configMapExists(t *testing.T, rt *harness.Runtime, name string) bool {
+// sampleSettingsExist reports whether the ConfigMap of sample 2.0.0 is in the runtime.
+func sampleSettingsExist(t *testing.T, rt *harness.Runtime) bool {
 	t.Helper()
-	return rt.Client.Get(t.Context(), client.ObjectKey{Namespace: "kyma-system", Name: name}, &corev1.ConfigMap{}) == nil
+	key := client.ObjectKey{Namespace: "kyma-system", Name: harness.SampleConfigMap}
+	return rt.Client.Get(t.Context(), key, &corev1.ConfigMap{}) == nil
 }
 
 // metric sums the samples of an operator metric whose labels contain match.
