@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 )
 
@@ -65,4 +66,17 @@ func (a *allKymas) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.
 
 // Generic implements handler.EventHandler.
 func (a *allKymas) Generic(context.Context, event.GenericEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+}
+
+// KymaOfSecret maps a Secret labelled with a Kyma's name (its kubeconfig,
+// its certificate) to that Kyma. With purposeOnly, only Secrets with a
+// purpose label (certificates) count.
+func KymaOfSecret(purposeOnly bool) handler.MapFunc {
+	return func(_ context.Context, o client.Object) []reconcile.Request {
+		name, ok := o.GetLabels()[shared.KymaNameLabel]
+		if !ok || (purposeOnly && o.GetLabels()[shared.PurposeLabel] == "") {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+	}
 }

@@ -70,7 +70,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options,
 		Owns(&v1beta2.Manifest{}, builder.WithPredicates(manifestChanged())).
 		Watches(&v1beta2.ModuleTemplate{}, users.handler(TemplateKeys), builder.WithPredicates(specOrLabelsChanged())).
 		Watches(&v1beta2.ModuleReleaseMeta{}, users.handler(ReleaseMetaKeys), builder.WithPredicates(specOrLabelsChanged())).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(kymaOfSecret))
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(enqueue.KymaOfSecret(false)))
 	for _, s := range r.Sources {
 		b = b.WatchesRawSource(s)
 	}
@@ -78,16 +78,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options,
 		return fmt.Errorf("setting up the Kyma controller: %w", err)
 	}
 	return nil
-}
-
-// kymaOfSecret maps an access Secret to its Kyma, so that a rotated
-// kubeconfig is used at once.
-func kymaOfSecret(_ context.Context, o client.Object) []reconcile.Request {
-	name, ok := o.GetLabels()[shared.KymaNameLabel]
-	if !ok {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
 // Users finds the Kymas that use a template or release meta.

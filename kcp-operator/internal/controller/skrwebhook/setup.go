@@ -1,20 +1,16 @@
 package skrwebhook
 
 import (
-	"context"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 )
@@ -28,7 +24,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options,
 		For(&v1beta2.Kyma{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&v1beta2.Watcher{}, enqueue.AllKymas(mgr.GetClient(), spread),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(kymaOfSecret))
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(enqueue.KymaOfSecret(true)))
 	for _, s := range r.Sources {
 		b = b.WatchesRawSource(s)
 	}
@@ -36,12 +32,4 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options,
 		return fmt.Errorf("setting up the SKR webhook controller: %w", err)
 	}
 	return nil
-}
-
-func kymaOfSecret(_ context.Context, o client.Object) []reconcile.Request {
-	name, ok := o.GetLabels()[shared.KymaNameLabel]
-	if !ok || o.GetLabels()[shared.PurposeLabel] == "" {
-		return nil // only certificate Secrets matter here, not kubeconfigs
-	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 }
