@@ -120,8 +120,8 @@ type Push struct {
 
 // Release is a new module version released to every Kyma of a channel.
 type Release struct {
-	Module string `json:"module"`
-	Kymas  int    `json:"kymas"`
+	Module string   `json:"module"`
+	Kymas  int      `json:"kymas"`
 	Spread Duration `json:"spread"`
 	// Seconds until every Kyma had the new version and was Ready again.
 	Seconds float64 `json:"seconds"`
