@@ -13,15 +13,15 @@ type Binaries struct {
 	Operator, Agent, Modulectl, SampleOperator string
 }
 
-// repoRoot is the repository, found from this file.
-func repoRoot() string {
+// RepoRoot is the repository, found from this file.
+func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// build compiles the programs into dir with go build, as users build them.
-func build(ctx context.Context, dir string) (Binaries, error) {
-	root := repoRoot()
+// Build compiles the programs into dir with go build, as users build them.
+func Build(ctx context.Context, dir string) (Binaries, error) {
+	root := RepoRoot()
 	b := Binaries{
 		Operator:       filepath.Join(dir, "kcp-operator"),
 		Agent:          filepath.Join(dir, "skr-agent"),

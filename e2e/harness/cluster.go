@@ -24,8 +24,9 @@ type Cluster struct {
 	env        *testenv.Env
 }
 
-// startCluster starts a local control plane and writes its kubeconfig.
-func startCluster(name, dir string, withAPI bool) (*Cluster, error) {
+// StartCluster starts a local control plane (kube-apiserver and etcd) and
+// writes its admin kubeconfig into dir; withAPI installs our CRDs.
+func StartCluster(name, dir string, withAPI bool) (*Cluster, error) {
 	env, err := testenv.Start(testenv.Options{WithoutAPICRDs: !withAPI})
 	if err != nil {
 		return nil, fmt.Errorf("starting the %s control plane: %w", name, err)
@@ -56,7 +57,8 @@ func clusterFromKubeconfig(name, path string) (*Cluster, error) {
 	return &Cluster{Name: name, Kubeconfig: path, Config: cfg, Client: c}, nil
 }
 
-func (c *Cluster) stop() error {
+// Stop stops a cluster the harness started; an existing one stays.
+func (c *Cluster) Stop() error {
 	if c.env == nil {
 		return nil
 	}

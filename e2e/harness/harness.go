@@ -102,20 +102,20 @@ func New(ctx context.Context, opts Options) (h *Harness, err error) {
 func (h *Harness) startLocal(ctx context.Context) error {
 	h.progress("building kcp-operator, skr-agent, modulectl and the sample module's operator")
 	var err error
-	if h.Bin, err = build(ctx, filepath.Join(h.RunDir, "bin")); err != nil {
+	if h.Bin, err = Build(ctx, filepath.Join(h.RunDir, "bin")); err != nil {
 		return err
 	}
 	h.progress("starting the KCP and %d runtime control plane(s) (kube-apiserver + etcd)", h.opts.Runtimes)
-	if h.KCP, err = startCluster("kcp", h.RunDir, true); err != nil {
+	if h.KCP, err = StartCluster("kcp", h.RunDir, true); err != nil {
 		return err
 	}
-	h.stops = append(h.stops, func() { _ = h.KCP.stop() })
+	h.stops = append(h.stops, func() { _ = h.KCP.Stop() })
 	for i := 1; i <= h.opts.Runtimes; i++ {
 		if err := h.startRuntime(ctx, i); err != nil {
 			return err
 		}
 	}
-	host, stop := startRegistry()
+	host, stop := StartRegistry()
 	h.Registry = host + "/modules"
 	h.stops = append(h.stops, stop)
 	h.progress("module registry at %s", host)
@@ -137,11 +137,11 @@ func (h *Harness) startLocal(ctx context.Context) error {
 }
 
 func (h *Harness) startRuntime(ctx context.Context, i int) error {
-	c, err := startCluster(fmt.Sprintf("runtime-%d", i), h.RunDir, false)
+	c, err := StartCluster(fmt.Sprintf("runtime-%d", i), h.RunDir, false)
 	if err != nil {
 		return err
 	}
-	h.stops = append(h.stops, func() { _ = c.stop() })
+	h.stops = append(h.stops, func() { _ = c.Stop() })
 	addr, err := c.serverAddr()
 	if err != nil {
 		return err

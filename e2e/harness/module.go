@@ -41,7 +41,7 @@ func (h *Harness) publishSample(ctx context.Context) error {
 // modulectl and applies the template and release meta it writes.
 func (h *Harness) Publish(ctx context.Context, version, channel string) error {
 	h.progress("publishing module %s %s to channel %s with modulectl", SampleModule, version, channel)
-	src := filepath.Join(repoRoot(), "e2e", "testdata", "sample")
+	src := filepath.Join(RepoRoot(), "e2e", "testdata", "sample")
 	out := filepath.Join(h.RunDir, "catalog")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err

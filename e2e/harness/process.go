@@ -74,6 +74,16 @@ func (p *Process) Running() bool {
 	}
 }
 
+// Pid is the process id while it runs, else 0.
+func (p *Process) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Stop ends the process with SIGTERM and waits for it.
 func (p *Process) Stop() error {
 	p.mu.Lock()

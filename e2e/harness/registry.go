@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 )
 
-// startRegistry serves go-containerregistry's registry on loopback; the
+// StartRegistry serves go-containerregistry's registry on loopback; the
 // operator reaches it over plain HTTP (loopback registries always are).
-func startRegistry() (host string, stop func()) {
+func StartRegistry() (host string, stop func()) {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	return strings.TrimPrefix(srv.URL, "http://"), srv.Close
 }

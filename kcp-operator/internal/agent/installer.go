@@ -6,12 +6,14 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
@@ -51,16 +53,9 @@ type Status struct {
 // Install applies the agent of kyma's runtime when its rendering changed or
 // its Deployment is gone, and reports whether the Deployment is available.
 func (in *Installer) Install(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, caBundle []byte, watchers []v1beta2.Watcher) (Status, error) {
-	values, err := in.opts.values(kyma, rt.Namespace, caBundle, watchers)
+	objs, err := in.render(ctx, kyma, rt.Namespace, caBundle, watchers)
 	if err != nil {
 		return Status{}, err
-	}
-	objs, err := in.renderer.Render(ctx, render.Request{
-		Module: "skr-agent", Namespace: rt.Namespace, Type: render.HelmChart, Install: in.chart,
-		Values: values, ReleaseName: Fullname(rt.Namespace),
-	}, render.BuiltinScope)
-	if err != nil {
-		return Status{}, fmt.Errorf("rendering the skr-agent chart: %w", err)
 	}
 	status, err := deploymentStatus(ctx, rt)
 	if err != nil {
@@ -77,6 +72,58 @@ func (in *Installer) Install(ctx context.Context, kyma *v1beta2.Kyma, rt *remote
 	rt.Facts.Remember(memo, hash)
 	return deploymentStatus(ctx, rt)
 }
+
+// render renders the agent of kyma's runtime namespace.
+func (in *Installer) render(ctx context.Context, kyma *v1beta2.Kyma, namespace string, caBundle []byte,
+	watchers []v1beta2.Watcher,
+) ([]*unstructured.Unstructured, error) {
+	values, err := in.opts.values(kyma, namespace, caBundle, watchers)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := in.renderer.Render(ctx, render.Request{
+		Module: "skr-agent", Namespace: namespace, Type: render.HelmChart, Install: in.chart,
+		Values: values, ReleaseName: Fullname(namespace),
+	}, render.BuiltinScope)
+	if err != nil {
+		return nil, fmt.Errorf("rendering the skr-agent chart: %w", err)
+	}
+	return scopeWebhooks(objs, namespace), nil
+}
+
+// scopeWebhooks limits the webhooks of an agent outside kyma-system to its
+// own namespace. Such an agent shares its API server with other runtimes
+// (the sync-namespace annotation); without the selector every agent there
+// would be called for, and report, the writes of all of them. Cluster-scoped
+// objects still reach every webhook: the API server ignores namespace
+// selectors for them. objs may come from the render cache and are not changed.
+func scopeWebhooks(objs []*unstructured.Unstructured, namespace string) []*unstructured.Unstructured {
+	if namespace == shared.DefaultRuntimeNamespace {
+		return objs
+	}
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		out[i] = o
+		if o.GroupVersionKind().GroupKind() != webhookConfigKind {
+			continue
+		}
+		scoped := o.DeepCopy()
+		hooks, _, _ := unstructured.NestedSlice(scoped.Object, "webhooks")
+		for _, h := range hooks {
+			if hook, ok := h.(map[string]any); ok {
+				hook["namespaceSelector"] = map[string]any{
+					"matchLabels": map[string]any{corev1.LabelMetadataName: namespace},
+				}
+			}
+		}
+		if err := unstructured.SetNestedSlice(scoped.Object, hooks, "webhooks"); err == nil {
+			out[i] = scoped
+		}
+	}
+	return out
+}
+
+var webhookConfigKind = schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}
 
 const missing = "the agent's Deployment does not exist"
 

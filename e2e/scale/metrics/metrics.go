@@ -1,0 +1,129 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Snapshot is the metric families of one scrape by name.
+type Snapshot map[string]*dto.MetricFamily
+
+// Parse reads the Prometheus text format.
+func Parse(r io.Reader) (Snapshot, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("parsing metrics: %w", err)
+	}
+	return families, nil
+}
+
+// Scrape fetches and parses url.
+func Scrape(ctx context.Context, c *http.Client, url string) (Snapshot, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("scraping %s: %w", url, err)
+	}
+	req.Header.Set("Accept", "text/plain")
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scraping %s: %w", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scraping %s: %s", url, resp.Status)
+	}
+	return Parse(resp.Body)
+}
+
+// Labels selects series: every given label must have the given value.
+type Labels map[string]string
+
+func (l Labels) match(m *dto.Metric) bool {
+	for name, want := range l {
+		found := false
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == name {
+				found = lp.GetValue() == want
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// Sum adds the values of the series of family name that match sel: the
+// value of counters, gauges and untyped series, the count of histograms
+// and summaries. A missing family sums to 0.
+func (s Snapshot) Sum(name string, sel Labels) float64 {
+	f, ok := s[name]
+	if !ok {
+		return 0
+	}
+	total := 0.0
+	for _, m := range f.GetMetric() {
+		if !sel.match(m) {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			total += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			total += m.GetGauge().GetValue()
+		case m.Untyped != nil:
+			total += m.GetUntyped().GetValue()
+		case m.Histogram != nil:
+			total += float64(m.GetHistogram().GetSampleCount())
+		case m.Summary != nil:
+			total += float64(m.GetSummary().GetSampleCount())
+		}
+	}
+	return total
+}
+
+// HistogramSum adds the sums of the matching series of histogram name.
+func (s Snapshot) HistogramSum(name string, sel Labels) float64 {
+	f, ok := s[name]
+	if !ok {
+		return 0
+	}
+	total := 0.0
+	for _, m := range f.GetMetric() {
+		if sel.match(m) && m.Histogram != nil {
+			total += m.GetHistogram().GetSampleSum()
+		}
+	}
+	return total
+}
+
+// By sums the matching series of family name per value of label.
+func (s Snapshot) By(name, label string, sel Labels) map[string]float64 {
+	out := map[string]float64{}
+	f, ok := s[name]
+	if !ok {
+		return out
+	}
+	for _, m := range f.GetMetric() {
+		if !sel.match(m) {
+			continue
+		}
+		key := ""
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == label {
+				key = lp.GetValue()
+			}
+		}
+		one := Snapshot{name: &dto.MetricFamily{Name: f.Name, Type: f.Type, Metric: []*dto.Metric{m}}}
+		out[key] += one.Sum(name, nil)
+	}
+	return out
+}

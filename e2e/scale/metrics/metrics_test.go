@@ -1,0 +1,62 @@
+package metrics_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lifecycle-manager/e2e/scale/metrics"
+)
+
+const sample = `# HELP controller_runtime_reconcile_total Total number of reconciliations per controller
+# TYPE controller_runtime_reconcile_total counter
+controller_runtime_reconcile_total{controller="kyma",result="success"} 120
+controller_runtime_reconcile_total{controller="kyma",result="requeue_after"} 30
+controller_runtime_reconcile_total{controller="manifest",result="success"} 500
+# HELP rest_client_requests_total Number of HTTP requests
+# TYPE rest_client_requests_total counter
+rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 10
+rest_client_requests_total{code="201",host="127.0.0.1:6443",method="POST"} 5
+rest_client_requests_total{code="200",host="127.0.0.1:7000",method="PATCH"} 99
+# HELP lifecycle_manager_push_to_reconcile_seconds push
+# TYPE lifecycle_manager_push_to_reconcile_seconds histogram
+lifecycle_manager_push_to_reconcile_seconds_bucket{le="0.1"} 3
+lifecycle_manager_push_to_reconcile_seconds_bucket{le="+Inf"} 4
+lifecycle_manager_push_to_reconcile_seconds_sum 0.5
+lifecycle_manager_push_to_reconcile_seconds_count 4
+`
+
+func TestSums(t *testing.T) {
+	s, err := metrics.Parse(strings.NewReader(sample))
+	require.NoError(t, err)
+	assert.InDelta(t, 650.0, s.Sum("controller_runtime_reconcile_total", nil), 1e-9)
+	assert.InDelta(t, 150.0, s.Sum("controller_runtime_reconcile_total", metrics.Labels{"controller": "kyma"}), 1e-9)
+	assert.InDelta(t, 15.0, s.Sum("rest_client_requests_total", metrics.Labels{"host": "127.0.0.1:6443"}), 1e-9)
+	assert.InDelta(t, 0.0, s.Sum("rest_client_requests_total", metrics.Labels{"missing": "x"}), 1e-9)
+	assert.InDelta(t, 0.0, s.Sum("no_such_metric", nil), 1e-9)
+	assert.InDelta(t, 4.0, s.Sum("lifecycle_manager_push_to_reconcile_seconds", nil), 1e-9)
+	assert.InDelta(t, 0.5, s.HistogramSum("lifecycle_manager_push_to_reconcile_seconds", nil), 1e-9)
+	assert.Equal(t, map[string]float64{"kyma": 150, "manifest": 500}, s.By("controller_runtime_reconcile_total", "controller", nil))
+}
+
+func TestScrape(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(sample))
+	}))
+	defer srv.Close()
+	s, err := metrics.Scrape(t.Context(), srv.Client(), srv.URL+"/metrics")
+	require.NoError(t, err)
+	assert.InDelta(t, 650.0, s.Sum("controller_runtime_reconcile_total", nil), 1e-9)
+	_, err = metrics.Scrape(t.Context(), srv.Client(), srv.URL+"/other")
+	require.ErrorContains(t, err, "404")
+	_, err = metrics.Parse(strings.NewReader("not { metrics"))
+	require.Error(t, err)
+}

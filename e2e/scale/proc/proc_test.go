@@ -1,0 +1,52 @@
+package proc_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lifecycle-manager/e2e/scale/proc"
+)
+
+func TestUsageFromFiles(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "42")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	// A command name with spaces and a ')' must not shift the fields.
+	stat := "42 (kcp op) x) S 1 42 42 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 12 0 100 1000 200\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644))
+	status := "Name:\tkcp-operator\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t12\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "status"), []byte(status), 0o644))
+
+	u, err := proc.Reader{Root: root}.Usage(42)
+	require.NoError(t, err)
+	assert.InDelta(t, 3.25, u.CPUSeconds, 1e-9, "(250+75) ticks at 100 Hz")
+	assert.Equal(t, int64(100<<20), u.RSS)
+	assert.Equal(t, int64(200<<20), u.PeakRSS)
+
+	_, err = proc.Reader{Root: root}.Usage(43)
+	require.ErrorContains(t, err, "process 43")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte("42 (broken"), 0o644))
+	_, err = proc.Reader{Root: root}.Usage(42)
+	require.ErrorContains(t, err, "malformed stat")
+}
+
+func TestUsageOfThisProcess(t *testing.T) {
+	u, err := proc.Default.Usage(os.Getpid())
+	require.NoError(t, err)
+	assert.Positive(t, u.RSS)
+	assert.GreaterOrEqual(t, u.PeakRSS, u.RSS)
+	assert.GreaterOrEqual(t, u.CPUSeconds, 0.0)
+}
+
+func TestMachineAndLoad(t *testing.T) {
+	m := proc.Default.Machine()
+	assert.Positive(t, m.CPUs)
+	assert.Positive(t, m.MemoryGB)
+	load, err := proc.Default.LoadAverage()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, load[0], 0.0)
+}

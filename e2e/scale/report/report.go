@@ -1,0 +1,168 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/lifecycle-manager/e2e/scale/proc"
+	"github.com/lifecycle-manager/e2e/scale/stats"
+)
+
+// Report is everything one run measured. Sections of phases that did not
+// run stay nil.
+type Report struct {
+	Started  time.Time    `json:"started"`
+	Finished time.Time    `json:"finished"`
+	Machine  proc.Machine `json:"machine"`
+	// Load is the machine's 1-minute load average at each phase's end:
+	// other work on the machine shows here.
+	Load   map[string]float64 `json:"loadAverage1m"`
+	Config Config             `json:"config"`
+
+	Bound       *Bound       `json:"bareClientBound,omitempty"`
+	Convergence *Convergence `json:"convergence,omitempty"`
+	Operator    Operator     `json:"operator"`
+	Idle        *Idle        `json:"idle,omitempty"`
+	Resync      *Resync      `json:"resyncWave,omitempty"`
+	Push        *Push        `json:"push,omitempty"`
+	Release     *Release     `json:"release,omitempty"`
+	Targets     []Target     `json:"targets"`
+	// Incomplete says why the run stopped early, with the phase.
+	Incomplete string `json:"incomplete,omitempty"`
+}
+
+// Config is the size and shape of the run.
+type Config struct {
+	Kymas          int      `json:"kymas"`
+	ModulesPerKyma int      `json:"modulesPerKyma"`
+	RuntimeServers int      `json:"runtimeApiServers"`
+	PushRuntimes   int      `json:"pushRuntimes"`
+	PushEdits      int      `json:"pushEdits"`
+	IdleWindow     Duration `json:"idleWindow"`
+	ReleaseSpread  Duration `json:"releaseSpread"`
+	ResyncInterval Duration `json:"resyncInterval"`
+	OperatorArgs   []string `json:"operatorArgs"`
+}
+
+// Bound is the bare client's time for the minimal writes.
+type Bound struct {
+	Manifests       int     `json:"manifests"`
+	Writes          int     `json:"writes"`
+	Workers         int     `json:"workers"`
+	Seconds         float64 `json:"seconds"`
+	WritesPerSecond float64 `json:"writesPerSecond"`
+}
+
+// Convergence is the way from the operator's start to every Kyma Ready.
+type Convergence struct {
+	// Seconds from the operator's start until every Kyma was Ready.
+	Seconds    float64 `json:"seconds"`
+	Ready      int     `json:"ready"`
+	Manifests  int     `json:"manifests"`
+	Reconciles float64 `json:"reconciles"`
+	// ByController counts reconciles per controller.
+	ByController        map[string]float64 `json:"reconcilesByController"`
+	ReconcilesPerSecond float64            `json:"reconcilesPerSecond"`
+	KCPRequests         float64            `json:"kcpRequests"`
+	// KCPByMethod splits the KCP requests by HTTP method.
+	KCPByMethod             map[string]float64 `json:"kcpRequestsByMethod"`
+	KCPRequestsPerSecond    float64            `json:"kcpRequestsPerSecond"`
+	KCPRequestsPerReconcile float64            `json:"kcpRequestsPerReconcile"`
+	RuntimeRequests         float64            `json:"runtimeRequests"`
+	CPUSeconds              float64            `json:"operatorCpuSeconds"`
+	// RatioToBound is Seconds over the bare client's seconds.
+	RatioToBound float64 `json:"ratioToBound,omitempty"`
+}
+
+// Operator is the operator process's memory.
+type Operator struct {
+	BaselineRSS int64 `json:"baselineRssBytes"`
+	SteadyRSS   int64 `json:"steadyRssBytes"`
+	PeakRSS     int64 `json:"peakRssBytes"`
+	// RSSPerRuntime is (SteadyRSS - BaselineRSS) / Kymas.
+	RSSPerRuntime int64 `json:"rssPerRuntimeBytes"`
+}
+
+// Idle is the operator's cost with everything Ready and nothing changing.
+type Idle struct {
+	Seconds     float64 `json:"seconds"`
+	CPUSeconds  float64 `json:"cpuSeconds"`
+	CorePercent float64 `json:"corePercent"`
+	Reconciles  float64 `json:"reconciles"`
+	KCPRequests float64 `json:"kcpRequests"`
+}
+
+// Resync is one forced no-op reconcile of every Kyma and Manifest, the work
+// the periodic resync does once per interval, and its cost spread over it.
+type Resync struct {
+	Objects    int     `json:"objects"`
+	Reconciles float64 `json:"reconciles"`
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// AmortizedCorePercent is CPUSeconds over the resync interval.
+	AmortizedCorePercent float64 `json:"amortizedCorePercent"`
+	KCPWrites            float64 `json:"kcpWrites"`
+}
+
+// Push is the latency of runtime edits to the reconcile they cause.
+type Push struct {
+	Runtimes int `json:"runtimes"`
+	// Idle: edits while everything is Ready; UnderLoad: during the release.
+	Idle      *stats.Latency `json:"idle,omitempty"`
+	UnderLoad *stats.Latency `json:"underLoad,omitempty"`
+	// ListenerToReconcileMs is the mean of the operator's own histogram of
+	// the last hop, listener to reconcile start.
+	ListenerToReconcileMs float64 `json:"listenerToReconcileMeanMs"`
+	Lost                  int     `json:"lost"`
+}
+
+// Release is a new module version released to every Kyma of a channel.
+type Release struct {
+	Module string   `json:"module"`
+	Kymas  int      `json:"kymas"`
+	Spread Duration `json:"spread"`
+	// Seconds until every Kyma had the new version and was Ready again.
+	Seconds float64 `json:"seconds"`
+	// FirstToLastUpdate spans the first to the last Manifest update.
+	FirstToLastUpdate   float64 `json:"firstToLastUpdateSeconds"`
+	PeakReconcilesPerS  float64 `json:"peakReconcilesPerSecond"`
+	CPUSeconds          float64 `json:"operatorCpuSeconds"`
+	ReconcilesPerSecond float64 `json:"reconcilesPerSecond"`
+}
+
+// Duration marshals as a Go duration string.
+type Duration time.Duration
+
+// MarshalJSON writes d as "1m30s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "1m30s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// WriteJSON writes the report to path, indented.
+func (r *Report) WriteJSON(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the report: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the report %s: %w", path, err)
+	}
+	return nil
+}
+
+// String prints d as a Go duration.
+func (d Duration) String() string { return time.Duration(d).String() }

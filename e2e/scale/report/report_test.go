@@ -1,0 +1,114 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lifecycle-manager/e2e/scale/report"
+	"github.com/lifecycle-manager/e2e/scale/stats"
+)
+
+func measured() *report.Report {
+	return &report.Report{
+		Config: report.Config{Kymas: 1000, ModulesPerKyma: 5, RuntimeServers: 3, ResyncInterval: report.Duration(30 * time.Minute)},
+		Load:   map[string]float64{"start": 0.5, "convergence": 2.1},
+		Bound:  &report.Bound{Writes: 15000, Seconds: 50, WritesPerSecond: 300, Workers: 16},
+		Convergence: &report.Convergence{
+			Seconds: 90, Ready: 1000, RatioToBound: 1.8, Reconciles: 9000, ReconcilesPerSecond: 100,
+			KCPRequests: 27000, KCPRequestsPerSecond: 300, KCPRequestsPerReconcile: 3,
+		},
+		Operator: report.Operator{PeakRSS: 700 << 20, SteadyRSS: 600 << 20, BaselineRSS: 60 << 20, RSSPerRuntime: 540 << 10},
+		Idle:     &report.Idle{Seconds: 300, CPUSeconds: 3, CorePercent: 1},
+		Resync:   &report.Resync{Objects: 6000, CPUSeconds: 36, AmortizedCorePercent: 2},
+		Push: &report.Push{
+			Idle:      &stats.Latency{Count: 200, P50: 40, P99: 300, Max: 400},
+			UnderLoad: &stats.Latency{Count: 200, P50: 60, P99: 900, Max: 1500},
+		},
+		Release: &report.Release{Module: "scale-1", Kymas: 1000, Spread: report.Duration(2 * time.Minute), Seconds: 130, FirstToLastUpdate: 118},
+	}
+}
+
+func TestJudgeMet(t *testing.T) {
+	r := measured()
+	r.Judge()
+	require.Len(t, r.Targets, 5)
+	for _, tg := range r.Targets {
+		require.NotNil(t, tg.Met, tg.Name)
+		assert.True(t, *tg.Met, "%s: %s", tg.Name, tg.Value)
+	}
+	assert.Contains(t, r.Targets[1].Value, "3.00%", "idle window plus the amortized resync")
+	assert.Contains(t, r.Targets[2].Value, "900 ms (during the release)", "the worse p99 counts")
+}
+
+func TestJudgeNotMet(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*report.Report)
+		target int
+	}{
+		{"slow convergence", func(r *report.Report) { r.Convergence.RatioToBound = 2.5 }, 0},
+		{"busy when idle", func(r *report.Report) { r.Resync.AmortizedCorePercent = 4.5 }, 1},
+		{"slow push", func(r *report.Report) { r.Push.UnderLoad.P99 = 1200 }, 2},
+		{"lost edit", func(r *report.Report) { r.Push.Lost = 1 }, 2},
+		{"too much memory", func(r *report.Report) { r.Operator.PeakRSS = 5 << 30 }, 3},
+		{"release at once", func(r *report.Report) { r.Release.FirstToLastUpdate = 3 }, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := measured()
+			tc.change(r)
+			r.Judge()
+			got := r.Targets[tc.target]
+			require.NotNil(t, got.Met)
+			assert.False(t, *got.Met, got.Value)
+		})
+	}
+}
+
+func TestJudgeNotMeasured(t *testing.T) {
+	r := &report.Report{}
+	r.Judge()
+	for _, tg := range r.Targets {
+		assert.Nil(t, tg.Met, tg.Name)
+		assert.Equal(t, "not measured", tg.Value)
+	}
+}
+
+func TestTableAndJSON(t *testing.T) {
+	r := measured()
+	r.Judge()
+	var buf bytes.Buffer
+	require.NoError(t, r.WriteTable(&buf))
+	out := buf.String()
+	for _, want := range []string{
+		"1000 Kymas × 5 modules", "90.0 s (1000 of 1000 Ready), 1.80× the bound",
+		"p50 60 ms, p99 900 ms, max 1500 ms (200 edits)", "peak 700 MiB", "start 0.50, convergence 2.10",
+		"target", "yes",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "NO")
+
+	path := filepath.Join(t.TempDir(), "report.json")
+	require.NoError(t, r.WriteJSON(path))
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var back report.Report
+	require.NoError(t, json.Unmarshal(raw, &back))
+	assert.Equal(t, r.Config, back.Config)
+	assert.Equal(t, r.Push.UnderLoad, back.Push.UnderLoad)
+	assert.Contains(t, string(raw), `"releaseSpread": "0s"`)
+	assert.Contains(t, string(raw), `"spread": "2m0s"`)
+}
+
+func TestBytes(t *testing.T) {
+	assert.Equal(t, "512 KiB", report.Bytes(512<<10))
+	assert.Equal(t, "300 MiB", report.Bytes(300<<20))
+	assert.Equal(t, "1.50 GiB", report.Bytes(3<<29))
+}

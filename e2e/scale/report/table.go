@@ -1,0 +1,82 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable prints the figures and the targets as two short tables.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(name, value string) { _, _ = fmt.Fprintf(tw, "%s\t%s\n", name, value) }
+	c := r.Config
+	row("run", fmt.Sprintf("%d Kymas × %d modules, %d runtime API servers, machine: %d CPUs, %.0f GiB",
+		c.Kymas, c.ModulesPerKyma, c.RuntimeServers, r.Machine.CPUs, r.Machine.MemoryGB))
+	if len(r.Load) > 0 {
+		row("load average (1m)", r.loadLine())
+	}
+	if b := r.Bound; b != nil {
+		row("bare-client bound", fmt.Sprintf("%.1f s for %d writes (%.0f writes/s, %d workers)", b.Seconds, b.Writes, b.WritesPerSecond, b.Workers))
+	}
+	if cv := r.Convergence; cv != nil {
+		row("time until all Ready", fmt.Sprintf("%.1f s (%d of %d Ready), %.2f× the bound", cv.Seconds, cv.Ready, c.Kymas, cv.RatioToBound))
+		row("reconciles", fmt.Sprintf("%.0f (%.1f/s)", cv.Reconciles, cv.ReconcilesPerSecond))
+		row("KCP API requests", fmt.Sprintf("%.0f (%.1f/s, %.2f per reconcile)", cv.KCPRequests, cv.KCPRequestsPerSecond, cv.KCPRequestsPerReconcile))
+		row("runtime API requests", fmt.Sprintf("%.0f", cv.RuntimeRequests))
+		row("operator CPU until Ready", fmt.Sprintf("%.1f s", cv.CPUSeconds))
+	}
+	o := r.Operator
+	if o.PeakRSS > 0 {
+		row("operator RSS", fmt.Sprintf("peak %s, steady %s, baseline %s, %s per runtime",
+			Bytes(o.PeakRSS), Bytes(o.SteadyRSS), Bytes(o.BaselineRSS), Bytes(o.RSSPerRuntime)))
+	}
+	if i := r.Idle; i != nil {
+		row("idle CPU", fmt.Sprintf("%.2f%% of one core over %.0f s (%.0f reconciles, %.0f KCP requests)", i.CorePercent, i.Seconds, i.Reconciles, i.KCPRequests))
+	}
+	if rs := r.Resync; rs != nil {
+		row("resync wave", fmt.Sprintf("%d objects: %.1f CPU s in %.0f s = %.2f%% of one core over %s",
+			rs.Objects, rs.CPUSeconds, rs.Seconds, rs.AmortizedCorePercent, c.ResyncInterval))
+	}
+	if p := r.Push; p != nil {
+		if p.Idle != nil {
+			row("push latency, idle", p.Idle.String())
+		}
+		if p.UnderLoad != nil {
+			row("push latency, during the release", p.UnderLoad.String())
+		}
+	}
+	if rel := r.Release; rel != nil {
+		row("release of "+rel.Module, fmt.Sprintf("%d Kymas in %.0f s (spread %s), peak %.1f reconciles/s",
+			rel.Kymas, rel.Seconds, rel.Spread, rel.PeakReconcilesPerS))
+	}
+	if r.Incomplete != "" {
+		row("INCOMPLETE", r.Incomplete)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "target\tgoal\tmeasured\tmet")
+	for _, t := range r.Targets {
+		met := "n/a"
+		if t.Met != nil {
+			met = map[bool]string{true: "yes", false: "NO"}[*t.Met]
+		}
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Goal, t.Value, met)
+	}
+	return tw.Flush()
+}
+
+func (r *Report) loadLine() string {
+	order := []string{"start", "bound", "convergence", "idle", "resync", "push", "release"}
+	var parts []string
+	for _, phase := range order {
+		if v, ok := r.Load[phase]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.2f", phase, v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

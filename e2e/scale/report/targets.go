@@ -1,0 +1,118 @@
+package report
+
+import (
+	"fmt"
+)
+
+// Target is one goal of issue 11 and whether the run met it.
+type Target struct {
+	Name  string `json:"name"`
+	Goal  string `json:"goal"`
+	Value string `json:"value"`
+	// Met is nil when the run did not measure it.
+	Met  *bool  `json:"met"`
+	Note string `json:"note,omitempty"`
+}
+
+// The goals for 10,000 Kymas × 5 modules on the 2-core machine.
+const (
+	MaxRatioToBound     = 2.0
+	MaxIdleCorePercent  = 5.0
+	MaxPushP99Ms        = 1000.0
+	MaxRSSBytes         = 4 << 30
+	MinReleaseSpreadUse = 0.5
+)
+
+// Judge fills r.Targets from the measured sections.
+func (r *Report) Judge() {
+	r.Targets = []Target{r.convergenceTarget(), r.idleTarget(), r.pushTarget(), r.memoryTarget(), r.releaseTarget()}
+}
+
+func judged(name, goal, value string, met bool, note string) Target {
+	return Target{Name: name, Goal: goal, Value: value, Met: &met, Note: note}
+}
+
+func notMeasured(name, goal string) Target {
+	return Target{Name: name, Goal: goal, Value: "not measured"}
+}
+
+func (r *Report) convergenceTarget() Target {
+	const name, goal = "all Ready", "within 2× the bare-client bound"
+	c, b := r.Convergence, r.Bound
+	if c == nil || b == nil || b.Seconds == 0 || c.Seconds == 0 {
+		return notMeasured(name, goal)
+	}
+	value := fmt.Sprintf("%.0f s = %.2f× the bound (%.0f s)", c.Seconds, c.RatioToBound, b.Seconds)
+	return judged(name, goal, value, c.RatioToBound <= MaxRatioToBound, "")
+}
+
+// idleTarget counts the idle window and the periodic resync spread over
+// its interval: a quiet window right after convergence sees no resync.
+func (r *Report) idleTarget() Target {
+	const name, goal = "idle steady state", "under 5% of one core"
+	if r.Idle == nil {
+		return notMeasured(name, goal)
+	}
+	total := r.Idle.CorePercent
+	note := "idle window only; the resync wave was not measured"
+	if r.Resync != nil {
+		total += r.Resync.AmortizedCorePercent
+		note = fmt.Sprintf("idle window %.2f%% + resync %.2f%% (one no-op reconcile of every object per %s)",
+			r.Idle.CorePercent, r.Resync.AmortizedCorePercent, r.Config.ResyncInterval)
+	}
+	return judged(name, goal, fmt.Sprintf("%.2f%% of one core", total), total < MaxIdleCorePercent, note)
+}
+
+func (r *Report) pushTarget() Target {
+	const name, goal = "push latency p99", "under 1 s"
+	if r.Push == nil || (r.Push.Idle == nil && r.Push.UnderLoad == nil) {
+		return notMeasured(name, goal)
+	}
+	worst, where := 0.0, ""
+	if p := r.Push.Idle; p != nil && p.P99 >= worst {
+		worst, where = p.P99, "idle"
+	}
+	if p := r.Push.UnderLoad; p != nil && p.P99 >= worst {
+		worst, where = p.P99, "during the release"
+	}
+	note := ""
+	if r.Push.Lost > 0 {
+		note = fmt.Sprintf("%d edits never arrived", r.Push.Lost)
+	}
+	return judged(name, goal, fmt.Sprintf("%.0f ms (%s)", worst, where), worst < MaxPushP99Ms && r.Push.Lost == 0, note)
+}
+
+func (r *Report) memoryTarget() Target {
+	const name, goal = "operator RSS", "under 4 GiB"
+	if r.Operator.PeakRSS == 0 {
+		return notMeasured(name, goal)
+	}
+	value := fmt.Sprintf("peak %s, %s per runtime", Bytes(r.Operator.PeakRSS), Bytes(r.Operator.RSSPerRuntime))
+	return judged(name, goal, value, r.Operator.PeakRSS < MaxRSSBytes, "")
+}
+
+func (r *Report) releaseTarget() Target {
+	const name, goal = "release spread", "a new version reaches a channel's Kymas spread over the window, not at once"
+	rel := r.Release
+	if rel == nil || rel.Seconds == 0 {
+		return notMeasured(name, goal)
+	}
+	window := float64(rel.Spread) / 1e9
+	value := fmt.Sprintf("%d Kymas in %.0f s (window %s; updates spanned %.0f s)", rel.Kymas, rel.Seconds, rel.Spread, rel.FirstToLastUpdate)
+	if window == 0 {
+		return judged(name, goal, value, false, "the window is 0: everything at once")
+	}
+	return judged(name, goal, value, rel.FirstToLastUpdate >= MinReleaseSpreadUse*window, "")
+}
+
+// Bytes formats n in KiB, MiB or GiB.
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+	default:
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+}

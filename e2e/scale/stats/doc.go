@@ -1,0 +1,3 @@
+// Package stats summarises measurements: nearest-rank percentiles of
+// latencies and rates over time series.
+package stats

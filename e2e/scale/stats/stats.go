@@ -1,0 +1,78 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Percentile returns the nearest-rank p-th percentile (0 < p <= 100) of
+// values: the smallest value with at least p% of values at or below it.
+// It is 0 for no values.
+func Percentile(values []float64, p float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	rank = min(max(rank, 1), len(sorted))
+	return sorted[rank-1]
+}
+
+// Latency summarises durations.
+type Latency struct {
+	Count int `json:"count"`
+	// P50, P99 and Max in milliseconds.
+	P50 float64 `json:"p50Ms"`
+	P99 float64 `json:"p99Ms"`
+	Max float64 `json:"maxMs"`
+}
+
+// Summarize returns the count, p50, p99 and maximum of ds.
+func Summarize(ds []time.Duration) Latency {
+	ms := make([]float64, len(ds))
+	for i, d := range ds {
+		ms[i] = float64(d) / float64(time.Millisecond)
+	}
+	return Latency{Count: len(ds), P50: Percentile(ms, 50), P99: Percentile(ms, 99), Max: Percentile(ms, 100)}
+}
+
+// Point is a value at a time.
+type Point struct {
+	T time.Time
+	V float64
+}
+
+// Rates turns samples of a counter into per-second rates between
+// consecutive samples, each placed at the later sample. A counter that went
+// down (a restart) starts over from its new value.
+func Rates(samples []Point) []Point {
+	out := make([]Point, 0, len(samples))
+	for i := 1; i < len(samples); i++ {
+		dt := samples[i].T.Sub(samples[i-1].T).Seconds()
+		if dt <= 0 {
+			continue
+		}
+		dv := samples[i].V - samples[i-1].V
+		if dv < 0 {
+			dv = samples[i].V
+		}
+		out = append(out, Point{T: samples[i].T, V: dv / dt})
+	}
+	return out
+}
+
+// Ratio is a/b, or 0 when b is 0.
+func Ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// String prints "p50 12 ms, p99 80 ms, max 95 ms (200 edits)".
+func (l *Latency) String() string {
+	return fmt.Sprintf("p50 %.0f ms, p99 %.0f ms, max %.0f ms (%d edits)", l.P50, l.P99, l.Max, l.Count)
+}

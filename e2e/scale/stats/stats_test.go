@@ -1,0 +1,65 @@
+package stats_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/lifecycle-manager/e2e/scale/stats"
+)
+
+func TestPercentile(t *testing.T) {
+	hundred := make([]float64, 100)
+	for i := range hundred {
+		hundred[i] = float64(100 - i) // unsorted on purpose
+	}
+	for _, tc := range []struct {
+		name   string
+		values []float64
+		p      float64
+		want   float64
+	}{
+		{"empty", nil, 50, 0},
+		{"one value", []float64{7}, 99, 7},
+		{"median of 1..100", hundred, 50, 50},
+		{"p99 of 1..100", hundred, 99, 99},
+		{"max of 1..100", hundred, 100, 100},
+		{"p99 of 200 values is the second largest", seq(200), 99, 198},
+		{"small p is the minimum", []float64{3, 1, 2}, 0.1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.InDelta(t, tc.want, stats.Percentile(tc.values, tc.p), 1e-9)
+		})
+	}
+	values := []float64{3, 1, 2}
+	stats.Percentile(values, 50)
+	assert.Equal(t, []float64{3, 1, 2}, values, "the input keeps its order")
+}
+
+func seq(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = float64(i + 1)
+	}
+	return out
+}
+
+func TestSummarize(t *testing.T) {
+	ds := []time.Duration{30 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 2 * time.Second}
+	got := stats.Summarize(ds)
+	assert.Equal(t, stats.Latency{Count: 4, P50: 20, P99: 2000, Max: 2000}, got)
+}
+
+func TestRates(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	samples := []stats.Point{
+		{T: t0, V: 10},
+		{T: t0.Add(2 * time.Second), V: 30},
+		{T: t0.Add(2 * time.Second), V: 40}, // same instant: skipped
+		{T: t0.Add(4 * time.Second), V: 4},  // counter restarted
+	}
+	got := stats.Rates(samples)
+	assert.Equal(t, []stats.Point{{T: t0.Add(2 * time.Second), V: 10}, {T: t0.Add(4 * time.Second), V: 2}}, got)
+	assert.Empty(t, stats.Rates(samples[:1]))
+}

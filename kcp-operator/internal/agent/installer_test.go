@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/render"
+)
+
+func TestWebhooksAreScopedToASharedRuntimeNamespace(t *testing.T) {
+	in, err := NewInstaller(Options{Image: "skr-agent:test", KCPAddress: "kcp.example:443", Contract: "v2",
+		DriftWatch: true, SecretName: "skr-agent-tls"}, render.New(render.Options{}))
+	require.NoError(t, err)
+	kyma := &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Name: "kyma-1", Namespace: "kcp-system",
+		Labels: map[string]string{shared.RuntimeIDLabel: "runtime-1"}}}
+	watchers := []v1beta2.Watcher{{
+		ObjectMeta: metav1.ObjectMeta{Name: "klm-watcher"},
+		Spec: v1beta2.WatcherSpec{Manager: "lifecycle-manager", Field: v1beta2.FieldSpec,
+			ResourceToWatch: v1beta2.WatchableGVR{Group: "operator.kyma-project.io", Version: "v1beta2", Resource: "kymas"}},
+	}}
+	for _, tc := range []struct {
+		namespace string
+		scoped    bool
+	}{
+		{namespace: shared.DefaultRuntimeNamespace, scoped: false},
+		{namespace: "runtime-17", scoped: true},
+	} {
+		t.Run(tc.namespace, func(t *testing.T) {
+			// Twice: the second render is a cache hit and must come out the
+			// same, so the first must not have changed the cached objects.
+			for range 2 {
+				objs, err := in.render(t.Context(), kyma, tc.namespace, []byte("-----BEGIN CERTIFICATE-----\n"), watchers)
+				require.NoError(t, err)
+				hooks := webhooksOf(t, objs)
+				require.Len(t, hooks, 2, "the Kyma watch and the drift watch")
+				for _, h := range hooks {
+					selector, found, err := unstructured.NestedStringMap(h, "namespaceSelector", "matchLabels")
+					require.NoError(t, err)
+					if tc.scoped {
+						assert.Equal(t, map[string]string{"kubernetes.io/metadata.name": tc.namespace}, selector, h["name"])
+					} else {
+						assert.False(t, found, "an agent in kyma-system watches the whole runtime: %v", h["name"])
+					}
+				}
+			}
+		})
+	}
+}
+
+func webhooksOf(t *testing.T, objs []*unstructured.Unstructured) []map[string]any {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() != "ValidatingWebhookConfiguration" {
+			continue
+		}
+		hooks, _, err := unstructured.NestedSlice(o.Object, "webhooks")
+		require.NoError(t, err)
+		out := make([]map[string]any, 0, len(hooks))
+		for _, h := range hooks {
+			out = append(out, h.(map[string]any))
+		}
+		return out
+	}
+	t.Fatal("no ValidatingWebhookConfiguration rendered")
+	return nil
+}
