@@ -3,6 +3,7 @@ package eventsource
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/client-go/util/workqueue"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -26,22 +27,41 @@ type Consumer interface {
 	Consume(ctx context.Context, manager string, deliver func(event.Event)) error
 }
 
+// Option tunes a source.
+type Option func(*options)
+
+type options struct{ recheck time.Duration }
+
+// WithRecheck enqueues every request a second time after delay.
+//
+// Why: the agents are validating admission webhooks, which the runtime's
+// API server calls before it stores the write. A reconcile that starts at
+// once can read the object as it was and find nothing to do; without a
+// second look the change would wait for the periodic resync. The queue
+// merges the second request with a first one that has not started yet.
+func WithRecheck(delay time.Duration) Option { return func(o *options) { o.recheck = delay } }
+
 // New returns a source of reconcile.Requests for builder.WatchesRawSource.
-func New(c Consumer, manager string, mapFn MapFunc[reconcile.Request]) source.Source {
-	return NewTyped(c, manager, mapFn)
+func New(c Consumer, manager string, mapFn MapFunc[reconcile.Request], opts ...Option) source.Source {
+	return NewTyped(c, manager, mapFn, opts...)
 }
 
 // NewTyped returns a source of requests of any type, for typed controllers.
 // A manager's events go to one source only: Start fails for a manager that
 // has a consumer already.
-func NewTyped[R comparable](c Consumer, manager string, mapFn MapFunc[R]) source.TypedSource[R] {
-	return &eventSource[R]{consumer: c, manager: manager, mapFn: mapFn}
+func NewTyped[R comparable](c Consumer, manager string, mapFn MapFunc[R], opts ...Option) source.TypedSource[R] {
+	s := &eventSource[R]{consumer: c, manager: manager, mapFn: mapFn}
+	for _, o := range opts {
+		o(&s.opts)
+	}
+	return s
 }
 
 type eventSource[R comparable] struct {
 	consumer Consumer
 	manager  string
 	mapFn    MapFunc[R]
+	opts     options
 }
 
 func (s *eventSource[R]) String() string { return "listener events of manager " + s.manager }
@@ -60,6 +80,9 @@ func (s *eventSource[R]) Start(ctx context.Context, q workqueue.TypedRateLimitin
 		err := s.consumer.Consume(ctx, s.manager, func(ev event.Event) {
 			for _, req := range s.mapFn(ctx, ev) {
 				q.Add(req)
+				if s.opts.recheck > 0 {
+					q.AddAfter(req, s.opts.recheck)
+				}
 			}
 		})
 		if err != nil {

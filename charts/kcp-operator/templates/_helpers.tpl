@@ -172,6 +172,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 - --module-drift-watch={{ $v.operator.moduleDriftWatch }}
 - --requeue-no-push={{ $v.operator.requeueNoPush }}
+- --push-recheck-delay={{ $v.operator.pushRecheckDelay }}
 {{- with $v.operator.registryPullSecret }}
 - --registry-pull-secret={{ . }}
 {{- end }}

@@ -73,6 +73,7 @@ type Options struct {
 	AgentRerenderSpread    time.Duration
 	ModuleDriftWatch       bool
 	RequeueNoPush          time.Duration
+	PushRecheckDelay       time.Duration
 
 	RateLimiterBaseDelay time.Duration
 	RateLimiterMaxDelay  time.Duration
@@ -134,6 +135,7 @@ func Default() Options {
 		AgentRerenderSpread:    2 * time.Minute,
 		ModuleDriftWatch:       true,
 		RequeueNoPush:          time.Minute,
+		PushRecheckDelay:       500 * time.Millisecond,
 
 		RateLimiterBaseDelay: 500 * time.Millisecond,
 		RateLimiterMaxDelay:  5 * time.Minute,
@@ -222,6 +224,7 @@ func (o *Options) bindPush(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AgentWebhookURL, "agent-webhook-url", o.AgentWebhookURL, "Make runtimes call the agent at this URL (https://host:port) instead of its Service: local runs where no pods run.")
 	fs.DurationVar(&o.AgentRerenderSpread, "agent-rerender-spread", o.AgentRerenderSpread, "A Watcher change re-renders the agent of every runtime at random times within this window.")
 	fs.BoolVar(&o.ModuleDriftWatch, "module-drift-watch", o.ModuleDriftWatch, "Let the agents report edits and deletions of module resources, so that drift is repaired by push.")
+	fs.DurationVar(&o.PushRecheckDelay, "push-recheck-delay", o.PushRecheckDelay, "Reconcile again this long after each pushed event: the agent reports a write before the runtime's API server stores it, so the first reconcile may not see it yet. 0 disables.")
 	fs.DurationVar(&o.RequeueNoPush, "requeue-no-push", o.RequeueNoPush, "Resync of a Kyma whose agent is not ready: without the push path, polling is the only way to see changes.")
 
 	fs.DurationVar(&o.RateLimiterBaseDelay, "rate-limiter-base-delay", o.RateLimiterBaseDelay, "First retry delay of a failed reconcile (doubles per failure).")
@@ -277,6 +280,9 @@ func (o *Options) Validate() error {
 	}
 	if o.AgentRerenderSpread < 0 {
 		errs = append(errs, errors.New("--agent-rerender-spread must not be negative"))
+	}
+	if o.PushRecheckDelay < 0 {
+		errs = append(errs, fmt.Errorf("--push-recheck-delay must not be negative, got %s", o.PushRecheckDelay))
 	}
 	if len(o.Namespaces) == 0 {
 		errs = append(errs, errors.New("--namespaces must name at least one KCP namespace"))

@@ -10,10 +10,12 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/lifecycle-manager/api/v1beta2"
@@ -117,7 +119,8 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	if pp.tracker, err = pushindex.NewTracker(reg); err != nil {
 		return err
 	}
-	pp.kymaEvents = eventsource.New(srv, KymaManager, pushindex.KymaEvents(reader, pp.tracker))
+	pp.kymaEvents = eventsource.New(srv, KymaManager, pushindex.KymaEvents(reader, pp.tracker),
+		eventsource.WithRecheck(opts.PushRecheckDelay))
 	fan := &driftFanOut{
 		listener: srv, reader: reader, agentSecret: pp.pki.Options.RuntimeSecret,
 		manifests: make(chan ctrlevent.GenericEvent, driftBuffer), agents: make(chan ctrlevent.GenericEvent, driftBuffer),
@@ -125,9 +128,21 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	if err := mgr.Add(fan); err != nil {
 		return fmt.Errorf("adding the drift event consumer: %w", err)
 	}
-	pp.driftEvents = source.Channel(fan.manifests, &handler.EnqueueRequestForObject{})
-	pp.agentEvents = source.Channel(fan.agents, &handler.EnqueueRequestForObject{})
+	pp.driftEvents = source.Channel(fan.manifests, enqueueWithRecheck(opts.PushRecheckDelay))
+	pp.agentEvents = source.Channel(fan.agents, enqueueWithRecheck(opts.PushRecheckDelay))
 	return nil
+}
+
+// enqueueWithRecheck enqueues the object of a drift event at once and
+// again after delay, for the reason eventsource.WithRecheck gives.
+func enqueueWithRecheck(delay time.Duration) handler.EventHandler {
+	return handler.Funcs{GenericFunc: func(_ context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}
+		q.Add(req)
+		if delay > 0 {
+			q.AddAfter(req, delay)
+		}
+	}}
 }
 
 // driftBuffer bounds the drift events waiting for their controller.

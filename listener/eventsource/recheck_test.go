@@ -1,0 +1,71 @@
+package eventsource_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/lifecycle-manager/listener/event"
+	"github.com/lifecycle-manager/listener/eventsource"
+)
+
+// oneEvent is a test double of the listener: it hands out one event.
+type oneEvent struct{ ev event.Event }
+
+func (oneEvent) CanConsume(string) error { return nil }
+
+func (o oneEvent) Consume(ctx context.Context, _ string, deliver func(event.Event)) error {
+	deliver(o.ev)
+	<-ctx.Done()
+	return nil
+}
+
+// TestRecheckEnqueuesAgainAfterTheDelay checks that with WithRecheck an
+// event's request comes once at once and once more after the delay, and
+// without it only once.
+func TestRecheckEnqueuesAgainAfterTheDelay(t *testing.T) {
+	const delay = 200 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		opts []eventsource.Option
+		want int
+	}{
+		{"without recheck", nil, 1},
+		{"with recheck", []eventsource.Option{eventsource.WithRecheck(delay)}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+			t.Cleanup(q.ShutDown)
+			src := eventsource.NewTyped(oneEvent{ev: event.Event{RuntimeID: "runtime-1"}}, "m",
+				func(_ context.Context, ev event.Event) []string { return []string{ev.RuntimeID} }, tc.opts...)
+			require.NoError(t, src.Start(t.Context(), q))
+
+			got := make(chan time.Time, 4)
+			go func() {
+				for {
+					item, shutdown := q.Get()
+					if shutdown {
+						return
+					}
+					got <- time.Now()
+					q.Done(item)
+				}
+			}()
+			first := <-got
+			if tc.want == 1 {
+				select {
+				case <-got:
+					t.Fatal("enqueued a second time without recheck")
+				case <-time.After(3 * delay):
+				}
+				return
+			}
+			second := <-got
+			assert.GreaterOrEqual(t, second.Sub(first), delay-10*time.Millisecond, "the second request waits for the delay")
+		})
+	}
+}
