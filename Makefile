@@ -41,6 +41,12 @@ e2e: $(GOTESTSUM) ## Run the two-cluster end-to-end suite (local mode unless E2E
 	export KUBEBUILDER_ASSETS="$$assets"; \
 	cd e2e && $(GOTESTSUM) --format testname -- -count=1 -timeout=30m -v ./suite/...
 
+.PHONY: scale
+scale: ## Measure the operator at scale (1,000 Kymas; SCALE_FLAGS="--kymas=10000" for more); report in e2e/.run/scale-report.
+	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \
+	export KUBEBUILDER_ASSETS="$$assets"; \
+	cd e2e && go run ./cmd/scale --run-dir $(CURDIR)/e2e/.run/scale --out $(CURDIR)/e2e/.run/scale-report $(SCALE_FLAGS)
+
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver and etcd for tests (cached by version); print KUBEBUILDER_ASSETS.
 	@hack/envtest-assets.sh

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
@@ -151,7 +152,7 @@ func (h *Harness) startRuntime(ctx context.Context, i int) error {
 		return err
 	}
 	h.stops = append(h.stops, proxy.Close)
-	port, err := freePort(ctx)
+	port, err := FreePort(ctx)
 	if err != nil {
 		return err
 	}
@@ -163,11 +164,15 @@ func (h *Harness) startRuntime(ctx context.Context, i int) error {
 }
 
 // prepareKCP creates the operator's namespace and the Watcher of runtime Kymas.
-func (h *Harness) prepareKCP(ctx context.Context) error {
-	if err := h.KCP.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); err != nil {
+func (h *Harness) prepareKCP(ctx context.Context) error { return PrepareKCP(ctx, h.KCP.Client) }
+
+// PrepareKCP creates the operator's namespace and the Watcher of the
+// runtime Kymas (the push path's default watch), as the KCP chart does.
+func PrepareKCP(ctx context.Context, c client.Client) error {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", Namespace, err)
 	}
-	return h.KCP.Client.Create(ctx, &v1beta2.Watcher{
+	return c.Create(ctx, &v1beta2.Watcher{
 		ObjectMeta: metav1.ObjectMeta{Name: "klm-watcher", Namespace: Namespace},
 		Spec: v1beta2.WatcherSpec{
 			Manager:         "lifecycle-manager",
@@ -238,7 +243,8 @@ func (h *Harness) Logs() string {
 	return out
 }
 
-func freePort(ctx context.Context) (int, error) {
+// FreePort is a loopback TCP port that was free a moment ago.
+func FreePort(ctx context.Context) (int, error) {
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

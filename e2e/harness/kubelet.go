@@ -40,7 +40,7 @@ func (h *Harness) kubeletPass(ctx context.Context, rt *Runtime, dir string) erro
 	agentSeen, sampleSeen := false, false
 	for i := range deps.Items {
 		d := &deps.Items[i]
-		if err := markAvailable(ctx, rt.Client, d); err != nil {
+		if err := MarkAvailable(ctx, rt.Client, d); err != nil {
 			return err
 		}
 		switch d.Name {
@@ -66,8 +66,8 @@ func (h *Harness) kubeletPass(ctx context.Context, rt *Runtime, dir string) erro
 	return nil
 }
 
-// markAvailable reports all replicas of a Deployment available.
-func markAvailable(ctx context.Context, c client.Client, d *appsv1.Deployment) error {
+// MarkAvailable reports all replicas of a Deployment available.
+func MarkAvailable(ctx context.Context, c client.Client, d *appsv1.Deployment) error {
 	want := int32(1)
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
@@ -96,34 +96,50 @@ func (h *Harness) runAgent(ctx context.Context, rt *Runtime, d *appsv1.Deploymen
 	if err != nil {
 		return err
 	}
-	if err := mountSecret(dir, secret.Data); err != nil {
+	if err := MountSecret(dir, secret.Data); err != nil {
 		return err
 	}
 	if rt.agent != nil && rt.agent.Running() {
 		return nil
 	}
-	metricsPort, err := freePort(ctx)
+	metricsPort, err := FreePort(ctx)
 	if err != nil {
 		return err
 	}
+	rt.agent = AgentProcess(h.Bin.Agent, filepath.Join(h.RunDir, "logs", rt.Name+"-skr-agent.log"), dir, d, rt.AgentPort, metricsPort)
+	rt.agent.Name = "skr-agent (" + rt.Name + ")"
+	h.progress("%s: starting skr-agent (webhook on %s, pushing to %s)", rt.Name, portAddr(rt.AgentPort), agentEnv(d)["KCP_ADDR"])
+	return rt.agent.Start(context.WithoutCancel(ctx))
+}
+
+// AgentProcess is the agent of Deployment d run as the kubelet would run its
+// Pod: the arguments and environment of d, the certificate files that
+// MountSecret wrote into tlsDir, the webhook on loopback at webhookPort.
+func AgentProcess(bin, logPath, tlsDir string, d *appsv1.Deployment, webhookPort, metricsPort int) *Process {
+	env := agentEnv(d)
+	return &Process{
+		Name: "skr-agent", Bin: bin, Log: logPath,
+		Args: append(append([]string{}, d.Spec.Template.Spec.Containers[0].Args...), "--bind-address=127.0.0.1", "--cert-reload-interval=500ms"),
+		Env: []string{
+			"KCP_ADDR=" + env["KCP_ADDR"], "KCP_CONTRACT=" + env["KCP_CONTRACT"],
+			"CA_CERT=" + filepath.Join(tlsDir, "ca.crt"), "TLS_CERT=" + filepath.Join(tlsDir, "tls.crt"), "TLS_KEY=" + filepath.Join(tlsDir, "tls.key"),
+			"WEBHOOK_PORT=" + strconv.Itoa(webhookPort), "METRICS_PORT=" + strconv.Itoa(metricsPort),
+		},
+	}
+}
+
+func agentEnv(d *appsv1.Deployment) map[string]string {
 	env := map[string]string{}
 	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
 		env[e.Name] = e.Value
 	}
-	rt.agent = &Process{
-		Name: "skr-agent (" + rt.Name + ")", Bin: h.Bin.Agent, Log: filepath.Join(h.RunDir, "logs", rt.Name+"-skr-agent.log"),
-		Args: append(append([]string{}, d.Spec.Template.Spec.Containers[0].Args...), "--bind-address=127.0.0.1", "--cert-reload-interval=500ms"),
-		Env: []string{
-			"KCP_ADDR=" + env["KCP_ADDR"], "KCP_CONTRACT=" + env["KCP_CONTRACT"],
-			"CA_CERT=" + filepath.Join(dir, "ca.crt"), "TLS_CERT=" + filepath.Join(dir, "tls.crt"), "TLS_KEY=" + filepath.Join(dir, "tls.key"),
-			"WEBHOOK_PORT=" + strconv.Itoa(rt.AgentPort), "METRICS_PORT=" + strconv.Itoa(metricsPort),
-		},
-	}
-	h.progress("%s: starting skr-agent (webhook on %s, pushing to %s)", rt.Name, portAddr(rt.AgentPort), env["KCP_ADDR"])
-	return rt.agent.Start(context.WithoutCancel(ctx))
+	return env
 }
 
-func mountSecret(dir string, data map[string][]byte) error {
+// MountSecret writes the agent's certificate files from its Secret's data,
+// each atomically and only when changed, as a kubelet updates a mounted
+// Secret.
+func MountSecret(dir string, data map[string][]byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}

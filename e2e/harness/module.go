@@ -65,9 +65,15 @@ func (h *Harness) Publish(ctx context.Context, version, channel string) error {
 
 // applyFile server-side applies every object of a YAML file to the KCP.
 func (h *Harness) applyFile(ctx context.Context, path string) error {
+	return ApplyFile(ctx, h.KCP.Client, path, Namespace, "e2e-harness")
+}
+
+// ApplyFile server-side applies every object of a YAML file with c as
+// owner; objects without a namespace go to namespace.
+func ApplyFile(ctx context.Context, c client.Client, path, namespace, owner string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("reading %s: %w", path, err)
 	}
 	for _, doc := range bytes.Split(raw, []byte("\n---")) {
 		if len(bytes.TrimSpace(doc)) == 0 {
@@ -78,10 +84,10 @@ func (h *Harness) applyFile(ctx context.Context, path string) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if obj.GetNamespace() == "" {
-			obj.SetNamespace(Namespace)
+			obj.SetNamespace(namespace)
 		}
-		if err := h.KCP.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
-			client.FieldOwner("e2e-harness"), client.ForceOwnership); err != nil {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+			client.FieldOwner(owner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 	}

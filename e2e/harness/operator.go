@@ -35,7 +35,7 @@ func (h *Harness) StopOperator() error { return h.Operator.Stop() }
 func (h *Harness) configureOperator(ctx context.Context) error {
 	var ports [3]int
 	for i := range ports {
-		p, err := freePort(ctx)
+		p, err := FreePort(ctx)
 		if err != nil {
 			return err
 		}

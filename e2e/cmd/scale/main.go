@@ -1,0 +1,102 @@
+// Command scale is `make scale`: it measures the operator at scale on this
+// machine (see docs/performance.md) and writes report.json, report.txt and
+// PNG plots into --out.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/lifecycle-manager/e2e/scale/fleet"
+)
+
+func main() {
+	opts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(2)
+	}
+	if err := run(opts); err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (fleet.Options, error) {
+	var o fleet.Options
+	var operatorArgs string
+	fs := flag.NewFlagSet("scale", flag.ContinueOnError)
+	fs.IntVar(&o.Kymas, "kymas", 1000, "Kymas (runtimes) to manage")
+	fs.IntVar(&o.Modules, "modules", 5, "modules per Kyma")
+	fs.IntVar(&o.RuntimeServers, "runtime-servers", 0, "runtime API servers the runtimes share (0: kymas/1000+1, 2 to 7)")
+	fs.IntVar(&o.PushRuntimes, "push-runtimes", 20, "runtimes with a real skr-agent, where the push edits are made")
+	fs.IntVar(&o.PushEdits, "push-edits", 200, "runtime edits measured, idle and again during the release")
+	fs.Float64Var(&o.EditRate, "edit-rate", 4, "runtime edits per second")
+	fs.DurationVar(&o.Idle, "idle", 5*time.Minute, "quiet window with everything Ready")
+	fs.BoolVar(&o.ResyncWave, "resync-wave", true, "force one reconcile of every object and spread its cost over --resync-interval")
+	fs.DurationVar(&o.ResyncInterval, "resync-interval", 30*time.Minute, "the operator's --requeue-success")
+	fs.DurationVar(&o.ReleaseSpread, "release-spread", 2*time.Minute, "the operator's --template-change-spread; 0 skips the release")
+	fs.IntVar(&o.BoundWorkers, "bound-workers", 32, "concurrency of the bare-client bound; 0 skips it")
+	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Hour, "longest wait for every Kyma to be Ready")
+	fs.IntVar(&o.ProfileSeconds, "profile-seconds", 0, "expose pprof on the operator (its address is logged) when more than 0")
+	fs.StringVar(&operatorArgs, "operator-args", "", "more operator flags, space separated (tuning experiments)")
+	fs.StringVar(&o.RunDir, "run-dir", filepath.Join(".run", "scale"), "folder for binaries, kubeconfigs and logs (recreated)")
+	fs.StringVar(&o.OutDir, "out", filepath.Join(".run", "scale-report"), "folder for the report and the plots")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.OperatorArgs = strings.Fields(operatorArgs)
+	return o, nil
+}
+
+func say(format string, args ...any) {
+	fmt.Printf("%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func run(o fleet.Options) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if o.RunDir, err = filepath.Abs(o.RunDir); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(o.RunDir); err != nil {
+		return fmt.Errorf("clearing the run folder: %w", err)
+	}
+	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+		return fmt.Errorf("creating the report folder: %w", err)
+	}
+	o.Progress = say
+	crlog.SetLogger(logr.Discard()) // the harness reports through say
+	rep, runErr := fleet.Run(ctx, o)
+	if rep == nil {
+		return runErr
+	}
+	if err := rep.WriteJSON(filepath.Join(o.OutDir, "report.json")); err != nil {
+		return err
+	}
+	table, err := os.Create(filepath.Join(o.OutDir, "report.txt"))
+	if err != nil {
+		return fmt.Errorf("writing the table: %w", err)
+	}
+	defer func() { _ = table.Close() }()
+	if err := rep.WriteTable(table); err != nil {
+		return err
+	}
+	fmt.Println()
+	if err := rep.WriteTable(os.Stdout); err != nil {
+		return err
+	}
+	say("report and plots in %s; logs in %s", o.OutDir, filepath.Join(o.RunDir, "logs"))
+	return runErr
+}

@@ -1,0 +1,95 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/e2e/harness"
+)
+
+// agentSecret is the agent's certificate Secret in a runtime namespace
+// (the operator's --cert-runtime-secret default).
+const agentSecret = "skr-agent-tls"
+
+// AllocateAgentPorts picks the webhook ports of the runtimes that run a
+// real agent.
+func AllocateAgentPorts(ctx context.Context, n int) ([]int, error) {
+	ports := make([]int, n)
+	for i := range ports {
+		p, err := harness.FreePort(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	return ports, nil
+}
+
+// RunAgents runs a real skr-agent for runtime i < len(ports) once the
+// operator installed its Deployment and Secret, as the kubelet would run
+// its Pod, until Close. The other runtimes' API servers find no agent
+// Service and go on (the agent's failurePolicy is Ignore).
+func (f *Fleet) RunAgents(ports []int) {
+	ctx := f.background
+	procs := make([]*harness.Process, len(ports))
+	f.agents.Go(func() {
+		for ctx.Err() == nil {
+			for i := range ports {
+				if procs[i] != nil && procs[i].Running() {
+					continue
+				}
+				p, err := f.startAgent(ctx, i, ports[i])
+				if err != nil && ctx.Err() == nil {
+					f.opts.Progress("agent of %s: %v", RuntimeID(i), err)
+				}
+				procs[i] = p
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		for _, p := range procs {
+			if p != nil {
+				_ = p.Stop()
+			}
+		}
+	})
+}
+
+// startAgent starts the agent of runtime i when its Deployment and Secret
+// exist; nil without error means not yet.
+func (f *Fleet) startAgent(ctx context.Context, i, port int) (*harness.Process, error) {
+	_, c := f.server(i)
+	ns := RuntimeNamespace(i)
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "skr-agent-" + ns}, d); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	secret := &corev1.Secret{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: agentSecret}, secret)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(f.opts.RunDir, "agents", ns)
+	if err := harness.MountSecret(dir, secret.Data); err != nil {
+		return nil, fmt.Errorf("writing the agent's certificate files: %w", err)
+	}
+	metricsPort, err := harness.FreePort(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := harness.AgentProcess(f.Bin.Agent, filepath.Join(f.opts.RunDir, "logs", ns+"-skr-agent.log"), dir, d, port, metricsPort)
+	p.Name = "skr-agent (" + ns + ")"
+	return p, p.Start(context.WithoutCancel(ctx))
+}

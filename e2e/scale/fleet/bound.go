@@ -1,0 +1,100 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/e2e/scale/report"
+)
+
+// boundNamespace holds the bare client's objects, which the operator does
+// not watch.
+const boundNamespace = "scale-bound"
+
+// MeasureBound measures the physical limit: how fast a bare client with
+// workers goroutines performs the KCP writes that the design needs to make
+// every Kyma Ready — per module one Manifest create and one status write,
+// per Kyma one status write — against the same KCP. The objects are copies
+// of what the operator wrote (so that sizes match), in a namespace of their
+// own; the Kymas are created before the clock starts, as users create them
+// in both cases. Everything is deleted again afterwards.
+func (f *Fleet) MeasureBound(ctx context.Context, workers int) (*report.Bound, error) {
+	kymaModel, manifestModels, err := f.boundModels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: boundNamespace}}
+	if err := f.kcp.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
+		return nil, fmt.Errorf("creating namespace %s: %w", boundNamespace, err)
+	}
+	defer f.deleteBound(context.WithoutCancel(ctx))
+	kymas := make([]*v1beta2.Kyma, f.opts.Kymas)
+	err = forEach(ctx, f.opts.Kymas, workers, func(ctx context.Context, i int) error {
+		kymas[i] = &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Name: KymaName(i), Namespace: boundNamespace,
+			Labels: kymaModel.Labels}, Spec: kymaModel.Spec}
+		return f.kcp.Create(ctx, kymas[i])
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the bound's Kymas: %w", err)
+	}
+	start := time.Now()
+	err = forEach(ctx, f.opts.Kymas, workers, func(ctx context.Context, i int) error {
+		return f.boundWrites(ctx, kymas[i], kymaModel.Status, manifestModels)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bare-client writes: %w", err)
+	}
+	seconds := time.Since(start).Seconds()
+	writes := f.opts.Kymas * (2*len(manifestModels) + 1)
+	return &report.Bound{Manifests: f.opts.Kymas * len(manifestModels), Writes: writes, Workers: workers,
+		Seconds: seconds, WritesPerSecond: float64(writes) / seconds}, nil
+}
+
+// boundModels are a Ready Kyma and its Manifests, as the operator wrote them.
+func (f *Fleet) boundModels(ctx context.Context) (*v1beta2.Kyma, []v1beta2.Manifest, error) {
+	kyma := &v1beta2.Kyma{}
+	if err := f.kcp.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: KymaName(0)}, kyma); err != nil {
+		return nil, nil, fmt.Errorf("reading a model Kyma: %w", err)
+	}
+	var list v1beta2.ManifestList
+	if err := f.kcp.List(ctx, &list, client.InNamespace(Namespace),
+		client.MatchingLabels{shared.KymaNameLabel: kyma.Name}); err != nil {
+		return nil, nil, fmt.Errorf("listing the model Manifests: %w", err)
+	}
+	if len(list.Items) != f.opts.Modules {
+		return nil, nil, fmt.Errorf("model Kyma %s has %d Manifests, want %d", kyma.Name, len(list.Items), f.opts.Modules)
+	}
+	return kyma, list.Items, nil
+}
+
+func (f *Fleet) boundWrites(ctx context.Context, k *v1beta2.Kyma, status v1beta2.KymaStatus, models []v1beta2.Manifest) error {
+	for m := range models {
+		mf := &v1beta2.Manifest{ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("%s-%s", k.Name, models[m].Labels[shared.ModuleNameLabel]), Namespace: boundNamespace,
+			Labels: models[m].Labels}, Spec: models[m].Spec}
+		if err := f.kcp.Create(ctx, mf); err != nil {
+			return err
+		}
+		mf.Status = models[m].Status
+		if err := f.kcp.Status().Update(ctx, mf); err != nil {
+			return err
+		}
+	}
+	k.Status = status
+	return f.kcp.Status().Update(ctx, k)
+}
+
+func (f *Fleet) deleteBound(ctx context.Context) {
+	for _, obj := range []client.Object{&v1beta2.Manifest{}, &v1beta2.Kyma{}} {
+		if err := f.kcp.DeleteAllOf(ctx, obj, client.InNamespace(boundNamespace)); err != nil {
+			f.opts.Progress("deleting the bound's objects: %v", err)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/testenv"
+	"github.com/lifecycle-manager/e2e/harness"
+)
+
+// Fleet is the machinery of one run: the control planes, the registry,
+// the built programs and the operator process.
+type Fleet struct {
+	opts Options
+	Bin  harness.Binaries
+	KCP  *harness.Cluster
+	// Servers are the runtime API servers; runtime i lives on
+	// Servers[i % len(Servers)] in namespace RuntimeNamespace(i).
+	Servers  []*harness.Cluster
+	Registry string
+
+	// kcp and servers are clients without a client-side rate limit: the
+	// harness must not be the bottleneck it measures.
+	kcp     client.WithWatch
+	servers []client.WithWatch
+
+	Operator *operator
+	stops    []func()
+
+	// background is the context of the kubelet and the agents; Close
+	// cancels it before it stops the servers they talk to.
+	background     context.Context
+	stopBackground context.CancelFunc
+	agents         sync.WaitGroup
+}
+
+// Start builds the programs and starts the control planes and the registry.
+func Start(ctx context.Context, opts Options) (f *Fleet, err error) {
+	f = &Fleet{opts: opts}
+	f.background, f.stopBackground = context.WithCancel(context.WithoutCancel(ctx))
+	f.stops = append(f.stops, f.stopBackground)
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
+		return f, fmt.Errorf("creating the run folder: %w", err)
+	}
+	opts.Progress("building kcp-operator, skr-agent and modulectl")
+	if f.Bin, err = harness.Build(ctx, filepath.Join(opts.RunDir, "bin")); err != nil {
+		return f, err
+	}
+	opts.Progress("starting the KCP and %d runtime API server(s) (kube-apiserver + etcd each)", opts.RuntimeServers)
+	if f.KCP, f.kcp, err = f.startCluster("kcp", true); err != nil {
+		return f, err
+	}
+	for i := range opts.RuntimeServers {
+		c, cl, err := f.startCluster(fmt.Sprintf("runtimes-%d", i+1), false)
+		if err != nil {
+			return f, err
+		}
+		f.Servers, f.servers = append(f.Servers, c), append(f.servers, cl)
+	}
+	if err := harness.PrepareKCP(ctx, f.kcp); err != nil {
+		return f, err
+	}
+	host, stop := harness.StartRegistry()
+	f.stops = append(f.stops, stop)
+	f.Registry = host + "/modules"
+	return f, nil
+}
+
+func (f *Fleet) startCluster(name string, withAPI bool) (*harness.Cluster, client.WithWatch, error) {
+	c, err := harness.StartCluster(name, f.opts.RunDir, withAPI)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.stops = append(f.stops, func() { _ = c.Stop() })
+	cl, err := unlimitedClient(c.Config)
+	return c, cl, err
+}
+
+func unlimitedClient(cfg *rest.Config) (client.WithWatch, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, 0
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: testenv.NewScheme()})
+	if err != nil {
+		return nil, fmt.Errorf("creating a client for %s: %w", cfg.Host, err)
+	}
+	return c, nil
+}
+
+// Close stops everything the fleet started, newest first.
+func (f *Fleet) Close() {
+	f.stopBackground()
+	f.agents.Wait()
+	if f.Operator != nil {
+		_ = f.Operator.Stop()
+	}
+	for i := len(f.stops) - 1; i >= 0; i-- {
+		f.stops[i]()
+	}
+	f.stops = nil
+}
+
+// server is the API server of runtime i and its client.
+func (f *Fleet) server(i int) (*harness.Cluster, client.WithWatch) {
+	n := i % len(f.Servers)
+	return f.Servers[n], f.servers[n]
+}
+
+// Names of runtime i.
+func KymaName(i int) string         { return fmt.Sprintf("kyma-%05d", i) }
+func RuntimeID(i int) string        { return fmt.Sprintf("runtime-%05d", i) }
+func RuntimeNamespace(i int) string { return fmt.Sprintf("runtime-%05d", i) }
+
+var errIncomplete = errors.New("incomplete")

@@ -1,0 +1,87 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/lifecycle-manager/e2e/harness"
+)
+
+// operator is kcp-operator run as a separate process.
+type operator struct {
+	*harness.Process
+	MetricsAddr, PprofAddr string
+}
+
+// StartOperator runs kcp-operator with production defaults. Only what a
+// machine without pods and Istio needs differs: the kubeconfig, loopback
+// addresses, the listener in direct mode and no Watcher controller (no
+// VirtualServices to write). --template-change-spread is the run's
+// release spread.
+func (f *Fleet) StartOperator(ctx context.Context) error {
+	ports := make([]int, 4)
+	for i := range ports {
+		p, err := harness.FreePort(ctx)
+		if err != nil {
+			return err
+		}
+		ports[i] = p
+	}
+	loop := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
+	op := &operator{MetricsAddr: loop(ports[0])}
+	args := []string{
+		"--kubeconfig=" + f.KCP.Kubeconfig,
+		"--namespaces=" + Namespace,
+		"--leader-elect=false",
+		"--metrics-bind-address=" + op.MetricsAddr,
+		"--health-probe-bind-address=" + loop(ports[1]),
+		"--listener-bind-address=" + loop(ports[2]),
+		"--listener-mode=direct",
+		"--agent-kcp-address=localhost:" + strconv.Itoa(ports[2]),
+		"--agent-image=skr-agent:local",
+		"--cert-namespace=" + Namespace,
+		"--cert-endpoint-namespace=" + Namespace,
+		"--cert-endpoint-dns-names=localhost",
+		"--watcher-controller=false",
+		"--template-change-spread=" + f.opts.ReleaseSpread.String(),
+		"--requeue-success=" + f.opts.ResyncInterval.String(),
+		"--layer-cache-dir=" + filepath.Join(f.opts.RunDir, "layers"),
+	}
+	if f.opts.ProfileSeconds > 0 {
+		op.PprofAddr = loop(ports[3])
+		args = append(args, "--pprof-bind-address="+op.PprofAddr)
+	}
+	op.Process = &harness.Process{
+		Name: "kcp-operator", Bin: f.Bin.Operator, Log: filepath.Join(f.opts.RunDir, "logs", "kcp-operator.log"),
+		Args: append(args, f.opts.OperatorArgs...),
+	}
+	f.Operator = op
+	if err := op.Start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !op.healthy(ctx) {
+		if time.Now().After(deadline) || !op.Running() {
+			return fmt.Errorf("kcp-operator did not become healthy; its log:\n%s", op.Tail(8000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+func (op *operator) healthy(ctx context.Context) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+op.MetricsAddr+"/metrics", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}

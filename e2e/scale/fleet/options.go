@@ -1,0 +1,106 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Options size and shape a run.
+type Options struct {
+	// Kymas is the number of runtimes (default 1,000).
+	Kymas int
+	// Modules per Kyma (default 5).
+	Modules int
+	// RuntimeServers is the number of runtime API servers; 0 picks
+	// N/1,000+1, from 2 to MaxRuntimeServers.
+	RuntimeServers int
+	// PushRuntimes run a real agent; PushEdits are made in them twice (idle
+	// and during the release) at EditRate per second.
+	PushRuntimes int
+	PushEdits    int
+	EditRate     float64
+	// Idle is the quiet window with everything Ready.
+	Idle time.Duration
+	// ReleaseSpread is the operator's --template-change-spread; a new
+	// version of one module is released to every Kyma with it. Zero skips
+	// the release phase.
+	ReleaseSpread time.Duration
+	// ResyncWave forces one no-op reconcile of every Kyma and Manifest.
+	ResyncWave bool
+	// ResyncInterval is the operator's --requeue-success, which the wave's
+	// cost is spread over.
+	ResyncInterval time.Duration
+	// BoundWorkers is the bare client's concurrency; 0 skips the bound.
+	BoundWorkers int
+	// ReadyTimeout bounds the wait for every Kyma to be Ready.
+	ReadyTimeout time.Duration
+	// ProfileSeconds of CPU profile taken during convergence and the idle
+	// window (0: none).
+	ProfileSeconds int
+	// RunDir holds binaries, kubeconfigs and logs; OutDir the report and
+	// plots.
+	RunDir, OutDir string
+	// OperatorArgs are added to the operator's flags (tuning experiments).
+	OperatorArgs []string
+	// Progress receives one line per step.
+	Progress func(format string, args ...any)
+}
+
+// MaxRuntimeServers keeps the run at eight API servers with the KCP.
+const MaxRuntimeServers = 7
+
+// Namespace is the operator's namespace in the KCP.
+const Namespace = "kcp-system"
+
+// Defaults fills unset options.
+func (o *Options) Defaults() {
+	if o.Kymas == 0 {
+		o.Kymas = 1000
+	}
+	if o.Modules == 0 {
+		o.Modules = 5
+	}
+	if o.RuntimeServers == 0 {
+		o.RuntimeServers = min(max(o.Kymas/1000+1, 2), MaxRuntimeServers)
+	}
+	if o.EditRate == 0 {
+		o.EditRate = 4
+	}
+	if o.ResyncInterval == 0 {
+		o.ResyncInterval = 30 * time.Minute
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 3 * time.Hour
+	}
+	if o.Progress == nil {
+		o.Progress = func(string, ...any) {}
+	}
+}
+
+// Validate rejects sizes the machine or the method cannot take.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Kymas < 1 {
+		errs = append(errs, fmt.Errorf("kymas %d: want at least 1", o.Kymas))
+	}
+	if o.Modules < 1 || o.Modules > MaxModules {
+		errs = append(errs, fmt.Errorf("modules %d: want 1 to %d", o.Modules, MaxModules))
+	}
+	if o.RuntimeServers < 1 || o.RuntimeServers > MaxRuntimeServers {
+		errs = append(errs, fmt.Errorf("runtime servers %d: want 1 to %d (eight API servers with the KCP)", o.RuntimeServers, MaxRuntimeServers))
+	}
+	if o.PushRuntimes < 0 || o.PushRuntimes > o.Kymas {
+		errs = append(errs, fmt.Errorf("push runtimes %d: want 0 to the number of Kymas", o.PushRuntimes))
+	}
+	if o.PushEdits > 0 && o.PushRuntimes == 0 {
+		errs = append(errs, errors.New("push edits need at least one push runtime"))
+	}
+	if o.EditRate <= 0 {
+		errs = append(errs, fmt.Errorf("edit rate %v: want more than 0", o.EditRate))
+	}
+	if o.RunDir == "" || o.OutDir == "" {
+		errs = append(errs, errors.New("run and output folders are required"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,82 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lifecycle-manager/e2e/scale/report"
+)
+
+// releaseVersion is the new version of the first module.
+const releaseVersion = "1.0.1"
+
+// releasePhase publishes a new version of the first module to the channel
+// of every Kyma and waits until all run it and are Ready again; the push
+// edits under load run meanwhile.
+func (ru *run) releasePhase(ctx context.Context) error {
+	if ru.opts.ReleaseSpread == 0 {
+		return nil
+	}
+	f := ru.f
+	before, err := f.read(ctx)
+	if err != nil {
+		return err
+	}
+	ru.opts.Progress("releasing %s %s to channel %s (spread %s)", ModuleName(1), releaseVersion, Channel, ru.opts.ReleaseSpread)
+	if err := f.Publish(ctx, ModuleName(1), releaseVersion); err != nil {
+		return err
+	}
+	start := time.Now()
+	pushDone := ru.pushUnderLoad(ctx)
+	var first, last time.Time
+	wait, cancel := context.WithTimeout(ctx, ru.opts.ReadyTimeout)
+	defer cancel()
+	err = f.watchProgress(wait, start, &ru.release, releaseVersion, func(c Census) bool {
+		if c.OnVersion > 0 && first.IsZero() {
+			first = time.Now()
+		}
+		if c.OnVersion == ru.opts.Kymas && c.Ready == ru.opts.Kymas {
+			last = time.Now()
+			return true
+		}
+		return false
+	})
+	after, rerr := f.read(ctx)
+	perr := <-pushDone
+	if err = errors.Join(err, rerr, perr); err != nil {
+		return fmt.Errorf("waiting for every Kyma to run %s %s: %w", ModuleName(1), releaseVersion, err)
+	}
+	seconds := last.Sub(start).Seconds()
+	rel := &report.Release{Module: ModuleName(1), Kymas: ru.opts.Kymas, Spread: report.Duration(ru.opts.ReleaseSpread),
+		Seconds: seconds, FirstToLastUpdate: last.Sub(first).Seconds(),
+		CPUSeconds:          after.usage.CPUSeconds - before.usage.CPUSeconds,
+		ReconcilesPerSecond: (after.total() - before.total()) / after.at.Sub(before.at).Seconds()}
+	for _, p := range ru.release.reconcileRate {
+		rel.PeakReconcilesPerS = max(rel.PeakReconcilesPerS, p.Y)
+	}
+	ru.r.Release = rel
+	ru.r.Operator.PeakRSS = max(ru.r.Operator.PeakRSS, after.usage.PeakRSS)
+	return nil
+}
+
+// pushUnderLoad makes the push edits while the release runs; the channel
+// yields once they are done.
+func (ru *run) pushUnderLoad(ctx context.Context) <-chan error {
+	done := make(chan error, 1)
+	if ru.opts.PushEdits == 0 || ru.r.Push == nil {
+		done <- nil
+		return done
+	}
+	go func() {
+		edits, lost, err := ru.f.PushEdits(ctx, ru.opts.PushRuntimes, ru.opts.PushEdits, ru.opts.EditRate, "load")
+		if err == nil {
+			ru.push["load"] = edits
+			ru.r.Push.UnderLoad = summarize(edits)
+			ru.r.Push.Lost += lost
+		}
+		done <- err
+	}()
+	return done
+}

@@ -1,0 +1,205 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lifecycle-manager/e2e/scale/proc"
+	"github.com/lifecycle-manager/e2e/scale/report"
+	"github.com/lifecycle-manager/e2e/scale/stats"
+)
+
+// run is one experiment in progress.
+type run struct {
+	f       *Fleet
+	opts    Options
+	r       *report.Report
+	ports   []int
+	ready   series
+	release series
+	push    map[string][]Edit
+}
+
+// Run performs the experiment. The report is returned even when a phase
+// failed: Incomplete then names the phase and the error is returned too.
+func Run(ctx context.Context, opts Options) (*report.Report, error) {
+	opts.Defaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	ru := &run{opts: opts, push: map[string][]Edit{}, r: &report.Report{
+		Started: time.Now(), Machine: proc.Default.Machine(), Load: map[string]float64{},
+		Config: report.Config{Kymas: opts.Kymas, ModulesPerKyma: opts.Modules, RuntimeServers: opts.RuntimeServers,
+			PushRuntimes: opts.PushRuntimes, PushEdits: opts.PushEdits, IdleWindow: report.Duration(opts.Idle),
+			ReleaseSpread: report.Duration(opts.ReleaseSpread), ResyncInterval: report.Duration(opts.ResyncInterval),
+			OperatorArgs: opts.OperatorArgs},
+	}}
+	err := ru.phases(ctx)
+	ru.r.Finished = time.Now()
+	ru.r.Judge()
+	if perr := ru.plots(); perr != nil && err == nil {
+		err = perr
+	}
+	return ru.r, err
+}
+
+func (ru *run) phases(ctx context.Context) error {
+	steps := []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"setup", ru.setup}, {"convergence", ru.converge}, {"bound", ru.bound}, {"idle", ru.idle},
+		{"resync", ru.resyncWave}, {"push", ru.pushIdle}, {"release", ru.releasePhase},
+	}
+	defer func() {
+		if ru.f != nil {
+			ru.f.Close()
+		}
+	}()
+	for _, s := range steps {
+		ru.opts.Progress("phase %s", s.name)
+		if err := s.fn(ctx); err != nil {
+			ru.r.Incomplete = fmt.Sprintf("%s: %v", s.name, err)
+			return fmt.Errorf("phase %s: %w", s.name, err)
+		}
+		if load, err := proc.Default.LoadAverage(); err == nil {
+			ru.r.Load[s.name] = load[0]
+		}
+	}
+	return nil
+}
+
+func (ru *run) setup(ctx context.Context) error {
+	f, err := Start(ctx, ru.opts)
+	if err != nil {
+		return err
+	}
+	ru.f = f
+	ru.opts.Progress("publishing %d modules with modulectl to %s", ru.opts.Modules, f.Registry)
+	if err := f.PublishModules(ctx); err != nil {
+		return err
+	}
+	if ru.ports, err = AllocateAgentPorts(ctx, ru.opts.PushRuntimes); err != nil {
+		return err
+	}
+	ru.opts.Progress("creating %d Kymas and their access Secrets", ru.opts.Kymas)
+	if err := f.CreateKymas(ctx, ru.ports); err != nil {
+		return err
+	}
+	f.RunKubelet()
+	f.RunAgents(ru.ports)
+	return nil
+}
+
+func (ru *run) converge(ctx context.Context) error {
+	f := ru.f
+	start := time.Now()
+	if err := f.StartOperator(ctx); err != nil {
+		return err
+	}
+	base, err := f.read(ctx)
+	if err != nil {
+		return err
+	}
+	ru.r.Operator.BaselineRSS = base.usage.RSS
+	wait, cancel := context.WithTimeout(ctx, ru.opts.ReadyTimeout)
+	defer cancel()
+	err = f.watchProgress(wait, start, &ru.ready, "", func(c Census) bool { return c.Ready == ru.opts.Kymas })
+	end, rerr := f.read(ctx)
+	if rerr != nil {
+		return rerr
+	}
+	seconds := end.at.Sub(start).Seconds()
+	conv := &report.Convergence{Seconds: seconds, Manifests: ru.opts.Kymas * ru.opts.Modules,
+		Reconciles: end.total(), ByController: end.reconciles, ReconcilesPerSecond: end.total() / seconds,
+		KCPRequests: end.kcp(), KCPByMethod: end.kcpMethods, KCPRequestsPerSecond: end.kcp() / seconds,
+		RuntimeRequests: end.runtime, CPUSeconds: end.usage.CPUSeconds}
+	conv.KCPRequestsPerReconcile = stats.Ratio(conv.KCPRequests, conv.Reconciles)
+	if last := ru.ready.ready; len(last) > 0 {
+		conv.Ready = int(last[len(last)-1].Y)
+	}
+	ru.r.Convergence = conv
+	ru.r.Operator.PeakRSS = max(ru.ready.peakRSS, end.usage.PeakRSS)
+	if err != nil {
+		return fmt.Errorf("waiting for every Kyma to be Ready (%d of %d): %w", conv.Ready, ru.opts.Kymas, err)
+	}
+	ru.opts.Progress("all %d Kymas Ready after %.0f s", ru.opts.Kymas, seconds)
+	return nil
+}
+
+func (ru *run) bound(ctx context.Context) error {
+	if ru.opts.BoundWorkers == 0 {
+		return nil
+	}
+	b, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers)
+	if err != nil {
+		return err
+	}
+	ru.r.Bound = b
+	ru.r.Convergence.RatioToBound = stats.Ratio(ru.r.Convergence.Seconds, b.Seconds)
+	ru.opts.Progress("bare client: %d writes in %.1f s (%.0f/s); the operator took %.1f× that",
+		b.Writes, b.Seconds, b.WritesPerSecond, ru.r.Convergence.RatioToBound)
+	return nil
+}
+
+func (ru *run) idle(ctx context.Context) error {
+	if ru.opts.Idle == 0 {
+		return nil
+	}
+	ru.opts.Progress("idle for %s with everything Ready", ru.opts.Idle)
+	a, err := ru.f.read(ctx)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(ru.opts.Idle):
+	}
+	b, err := ru.f.read(ctx)
+	if err != nil {
+		return err
+	}
+	seconds := b.at.Sub(a.at).Seconds()
+	cpu := b.usage.CPUSeconds - a.usage.CPUSeconds
+	ru.r.Idle = &report.Idle{Seconds: seconds, CPUSeconds: cpu, CorePercent: 100 * cpu / seconds,
+		Reconciles: b.total() - a.total(), KCPRequests: b.kcp() - a.kcp()}
+	ru.r.Operator.SteadyRSS = b.usage.RSS
+	ru.r.Operator.PeakRSS = max(ru.r.Operator.PeakRSS, b.usage.PeakRSS)
+	ru.r.Operator.RSSPerRuntime = (b.usage.RSS - ru.r.Operator.BaselineRSS) / int64(ru.opts.Kymas)
+	return nil
+}
+
+func (ru *run) pushIdle(ctx context.Context) error {
+	if ru.opts.PushEdits == 0 {
+		return nil
+	}
+	ru.opts.Progress("%d runtime edits at %.0f/s in %d runtimes with agents", ru.opts.PushEdits, ru.opts.EditRate, ru.opts.PushRuntimes)
+	edits, lost, err := ru.f.PushEdits(ctx, ru.opts.PushRuntimes, ru.opts.PushEdits, ru.opts.EditRate, "idle")
+	if err != nil {
+		return err
+	}
+	ru.push["idle"] = edits
+	ru.r.Push = &report.Push{Runtimes: ru.opts.PushRuntimes, Idle: summarize(edits), Lost: lost}
+	return ru.listenerToReconcile(ctx)
+}
+
+func (ru *run) listenerToReconcile(ctx context.Context) error {
+	now, err := ru.f.read(ctx)
+	if err != nil {
+		return err
+	}
+	const h = "lifecycle_manager_push_to_reconcile_seconds"
+	ru.r.Push.ListenerToReconcileMs = 1000 * stats.Ratio(now.snapshot.HistogramSum(h, nil), now.snapshot.Sum(h, nil))
+	return nil
+}
+
+func summarize(edits []Edit) *stats.Latency {
+	ds := make([]time.Duration, len(edits))
+	for i, e := range edits {
+		ds[i] = e.Latency
+	}
+	l := stats.Summarize(ds)
+	return &l
+}
