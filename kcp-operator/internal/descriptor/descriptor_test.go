@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
 )
@@ -79,6 +80,22 @@ func TestParseJSONFromTheAPIServer(t *testing.T) {
 	assert.Equal(t, "example", d.Provider)
 	_, err = d.OCIRepository()
 	assert.ErrorContains(t, err, "no OCI repository context")
+}
+
+func TestParseJSONAndYAMLAgree(t *testing.T) {
+	for _, name := range []string{"keda-v2.yaml", "serverless-v3alpha1.yaml"} {
+		raw, err := os.ReadFile("testdata/" + name)
+		require.NoError(t, err)
+		asJSON, err := yaml.YAMLToJSON(raw)
+		require.NoError(t, err)
+		fromJSON, err := descriptor.Parse(append([]byte("\n  "), asJSON...))
+		require.NoError(t, err)
+		assert.Equal(t, parseFile(t, name), fromJSON, "%s read as JSON as from the API server, and as YAML", name)
+	}
+	// A YAML flow mapping starts like JSON but is not JSON.
+	d, err := descriptor.Parse([]byte("{meta: {schemaVersion: v2}, component: {name: kyma-project.io/module/keda, version: 1.0.0}}"))
+	require.NoError(t, err)
+	assert.Equal(t, "kyma-project.io/module/keda", d.Name)
 }
 
 func TestParseRejectsMalformedDescriptors(t *testing.T) {

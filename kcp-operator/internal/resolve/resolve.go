@@ -97,7 +97,9 @@ func (r *Resolver) byReleaseMeta(ctx context.Context, kyma *v1beta2.Kyma, name, 
 
 func (r *Resolver) templateOfVersion(ctx context.Context, ns, module, v string) (*v1beta2.ModuleTemplate, error) {
 	var byName v1beta2.ModuleTemplate
-	err := r.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: module + "-" + v}, &byName)
+	// Like the lists, the Gets share the cached object (see Module.Template):
+	// a deep copy of the template was a third of what resolving allocated.
+	err := r.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: module + "-" + v}, &byName, client.UnsafeDisableDeepCopy)
 	switch {
 	case err == nil && ModuleName(&byName) == module && byName.Spec.Version == v:
 		return &byName, nil
@@ -160,7 +162,7 @@ func (r *Resolver) templateByName(ctx context.Context, ns, name string) (*v1beta
 		return nil, nil // an FQDN such as kyma-project.io/module/keda
 	}
 	var t v1beta2.ModuleTemplate
-	if err := r.reader.Get(ctx, key, &t); err != nil {
+	if err := r.reader.Get(ctx, key, &t, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

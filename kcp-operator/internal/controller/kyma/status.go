@@ -23,7 +23,9 @@ import (
 // desiredStatus computes the Kyma status from the module results; the
 // conditions of other controllers are kept and count towards the state.
 func (r *Reconciler) desiredStatus(kyma *v1beta2.Kyma, results []moduleResult) v1beta2.KymaStatus {
-	status := *kyma.Status.DeepCopy()
+	kept := kyma.Status
+	kept.Modules = nil // rebuilt below, so not worth a deep copy
+	status := *kept.DeepCopy()
 	status.Modules = make([]v1beta2.ModuleStatus, 0, len(results))
 	states := make([]shared.State, 0, len(results))
 	var notReady []string
