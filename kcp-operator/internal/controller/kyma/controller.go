@@ -17,6 +17,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
@@ -137,14 +138,11 @@ func (r *Reconciler) ensureFinalizerAndLabel(ctx context.Context, kyma *v1beta2.
 	if controllerutil.ContainsFinalizer(kyma, shared.KymaFinalizer) && kyma.Labels[shared.ManagedByLabel] == shared.OperatorName {
 		return nil
 	}
-	patch := client.MergeFrom(kyma.DeepCopy())
-	controllerutil.AddFinalizer(kyma, shared.KymaFinalizer)
-	if kyma.Labels == nil {
-		kyma.Labels = map[string]string{}
-	}
-	kyma.Labels[shared.ManagedByLabel] = shared.OperatorName
-	if err := r.KCP.Patch(ctx, kyma, patch); err != nil {
-		return fmt.Errorf("adding the finalizer to Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
-	}
-	return nil
+	return finalizer.Patch(ctx, r.KCP, kyma, func() {
+		controllerutil.AddFinalizer(kyma, shared.KymaFinalizer)
+		if kyma.Labels == nil {
+			kyma.Labels = map[string]string{}
+		}
+		kyma.Labels[shared.ManagedByLabel] = shared.OperatorName
+	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/catalog"
+	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
@@ -58,10 +59,8 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 		}
 		return ctrl.Result{}, fmt.Errorf("cleaning up the runtime of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}
-	patch := client.MergeFrom(kyma.DeepCopy())
-	controllerutil.RemoveFinalizer(kyma, shared.KymaFinalizer)
-	if err := r.KCP.Patch(ctx, kyma, patch); client.IgnoreNotFound(err) != nil {
-		return ctrl.Result{}, fmt.Errorf("removing the finalizer of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
+	if err := finalizer.Remove(ctx, r.KCP, kyma, shared.KymaFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	r.Metrics.forget(kyma.Namespace, kyma.Name)
 	return ctrl.Result{}, nil

@@ -89,7 +89,10 @@ func runtimeLabels(kyma *v1beta2.Kyma) map[string]string {
 func (r *Reconciler) syncSpec(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, remoteKyma *v1beta2.Kyma) error {
 	kcpHash, runtimeHash := specHash(kyma.Spec), specHash(remoteKyma.Spec)
 	last := kyma.Annotations[shared.LastSyncedSpecAnnotation]
-	patch := client.MergeFrom(kyma.DeepCopy())
+	// Both patches carry the version they were made from: an edit on
+	// either side between our read and our write then conflicts and the
+	// next reconcile decides again, instead of being overwritten.
+	patch := client.MergeFromWithOptions(kyma.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	switch {
 	case kcpHash == runtimeHash:
 		if last == kcpHash {
@@ -100,7 +103,7 @@ func (r *Reconciler) syncSpec(ctx context.Context, kyma *v1beta2.Kyma, rt *remot
 		r.Events.Eventf(kyma, nil, corev1.EventTypeNormal, "SpecSynced", "SyncFromRuntime",
 			"modules and channel taken from the runtime Kyma")
 	default:
-		remotePatch := client.MergeFrom(remoteKyma.DeepCopy())
+		remotePatch := client.MergeFromWithOptions(remoteKyma.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		remoteKyma.Spec.Channel, remoteKyma.Spec.Modules = kyma.Spec.Channel, kyma.Spec.Modules
 		if err := rt.Patch(ctx, remoteKyma, remotePatch); err != nil {
 			return fmt.Errorf("writing modules and channel to the runtime Kyma: %w", err)

@@ -3,6 +3,7 @@ package kyma
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -169,7 +170,7 @@ var ownConditions = []string{v1beta2.ConditionModules, v1beta2.ConditionRuntime}
 // It is the only place that writes Kyma status.
 func (r *Reconciler) writeStatus(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, status v1beta2.KymaStatus) error {
 	old := kyma.Status
-	if !equality.Semantic.DeepEqual(old, status) {
+	if !sameStatus(old, status) {
 		if err := applyStatus(ctx, r.KCP, kyma.Namespace, kyma.Name, status, ownConditions); err != nil {
 			return fmt.Errorf("writing the status of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 		}
@@ -183,13 +184,20 @@ func (r *Reconciler) writeStatus(ctx context.Context, kyma *v1beta2.Kyma, rt *re
 	return mirrorStatus(ctx, rt, status)
 }
 
+// sameStatus compares two statuses semantically (quantities and times by
+// value). The plain comparison first is only a shortcut: it is several
+// times cheaper and whatever it finds equal is semantically equal too.
+func sameStatus(a, b v1beta2.KymaStatus) bool {
+	return reflect.DeepEqual(a, b) || equality.Semantic.DeepEqual(a, b)
+}
+
 // mirrorStatus writes the KCP status to the runtime Kyma when it differs.
 func mirrorStatus(ctx context.Context, rt *remote.Runtime, status v1beta2.KymaStatus) error {
 	remoteKyma := &v1beta2.Kyma{}
 	if err := rt.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: shared.DefaultRuntimeKymaName}, remoteKyma); err != nil {
 		return fmt.Errorf("reading the runtime Kyma: %w", err)
 	}
-	if equality.Semantic.DeepEqual(remoteKyma.Status, status) {
+	if sameStatus(remoteKyma.Status, status) {
 		return nil
 	}
 	all := make([]string, 0, len(status.Conditions))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 )
@@ -88,12 +89,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, mf *v1beta2.Manifest) 
 	if controllerutil.ContainsFinalizer(mf, shared.ManifestFinalizer) {
 		return nil
 	}
-	patch := client.MergeFrom(mf.DeepCopy())
-	controllerutil.AddFinalizer(mf, shared.ManifestFinalizer)
-	if err := r.KCP.Patch(ctx, mf, patch); err != nil {
-		return fmt.Errorf("adding the finalizer to Manifest %s: %w", mf.Name, err)
-	}
-	return nil
+	return finalizer.Patch(ctx, r.KCP, mf, func() { controllerutil.AddFinalizer(mf, shared.ManifestFinalizer) })
 }
 
 // namespacedIn answers scope questions from the runtime's REST mapper.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
 
@@ -179,12 +180,7 @@ func objectsOf(ctx context.Context, rt *remote.Runtime, crd *apiextensionsv1.Cus
 }
 
 func (r *Reconciler) removeFinalizer(ctx context.Context, mf *v1beta2.Manifest) error {
-	patch := client.MergeFrom(mf.DeepCopy())
-	controllerutil.RemoveFinalizer(mf, shared.ManifestFinalizer)
-	if err := r.KCP.Patch(ctx, mf, patch); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("removing the finalizer of Manifest %s: %w", mf.Name, err)
-	}
-	return nil
+	return finalizer.Remove(ctx, r.KCP, mf, shared.ManifestFinalizer)
 }
 
 func joinErr(a, b error) error {

@@ -16,12 +16,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
+	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
 
@@ -150,14 +150,7 @@ func (r *Reconciler) dropFinalizers(ctx context.Context, obj client.Object) erro
 	if !hasOwnFinalizer(obj) {
 		return nil
 	}
-	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	for _, f := range ownFinalizers {
-		controllerutil.RemoveFinalizer(obj, f)
-	}
-	if err := r.KCP.Patch(ctx, obj, patch); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("dropping the finalizers of %s: %w", obj.GetName(), err)
-	}
-	return nil
+	return finalizer.Remove(ctx, r.KCP, obj, ownFinalizers...)
 }
 
 // SetupWithManager registers the controller; it sees only Kymas in deletion.
