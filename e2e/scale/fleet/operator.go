@@ -3,7 +3,9 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -84,4 +86,42 @@ func (op *operator) healthy(ctx context.Context) bool {
 	}
 	_ = resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
+}
+
+// profileCPU saves a CPU profile of the operator's next seconds into
+// OutDir/name in the background; it does nothing without ProfileSeconds.
+func (f *Fleet) profileCPU(ctx context.Context, name string) {
+	if f.opts.ProfileSeconds == 0 || f.Operator == nil || f.Operator.PprofAddr == "" {
+		return
+	}
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", f.Operator.PprofAddr, f.opts.ProfileSeconds)
+	go func() {
+		if err := download(ctx, url, filepath.Join(f.opts.OutDir, name)); err != nil {
+			f.opts.Progress("profile %s: %v", name, err)
+		}
+	}()
+}
+
+func download(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
 }

@@ -35,8 +35,8 @@ type Options struct {
 	BoundWorkers int
 	// ReadyTimeout bounds the wait for every Kyma to be Ready.
 	ReadyTimeout time.Duration
-	// ProfileSeconds of CPU profile taken during convergence and the idle
-	// window (0: none).
+	// ProfileSeconds of CPU profile taken at the start of the convergence
+	// and of the resync wave (0: none).
 	ProfileSeconds int
 	// RunDir holds binaries, kubeconfigs and logs; OutDir the report and
 	// plots.
