@@ -26,6 +26,9 @@ type Options struct {
 	WithoutAPICRDs bool
 	// Scheme for the client; defaults to client-go's types plus this API.
 	Scheme *runtime.Scheme
+	// APIServerFlags set kube-apiserver flags, e.g. a service-cluster-ip-range
+	// wider than envtest's /24 for more than 250 Services.
+	APIServerFlags map[string]string
 }
 
 // Env is a running kube-apiserver with etcd.
@@ -82,6 +85,9 @@ func Start(opts Options) (*Env, error) {
 		},
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
+	}
+	for flag, value := range opts.APIServerFlags {
+		env.ControlPlane.GetAPIServer().Configure().Set(flag, value)
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -25,9 +25,9 @@ type Cluster struct {
 }
 
 // StartCluster starts a local control plane (kube-apiserver and etcd) and
-// writes its admin kubeconfig into dir; withAPI installs our CRDs.
-func StartCluster(name, dir string, withAPI bool) (*Cluster, error) {
-	env, err := testenv.Start(testenv.Options{WithoutAPICRDs: !withAPI})
+// writes its admin kubeconfig into dir.
+func StartCluster(name, dir string, opts testenv.Options) (*Cluster, error) {
+	env, err := testenv.Start(opts)
 	if err != nil {
 		return nil, fmt.Errorf("starting the %s control plane: %w", name, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/testenv"
 	"github.com/lifecycle-manager/api/v1beta2"
 )
 
@@ -107,7 +108,7 @@ func (h *Harness) startLocal(ctx context.Context) error {
 		return err
 	}
 	h.progress("starting the KCP and %d runtime control plane(s) (kube-apiserver + etcd)", h.opts.Runtimes)
-	if h.KCP, err = StartCluster("kcp", h.RunDir, true); err != nil {
+	if h.KCP, err = StartCluster("kcp", h.RunDir, testenv.Options{}); err != nil {
 		return err
 	}
 	h.stops = append(h.stops, func() { _ = h.KCP.Stop() })
@@ -138,7 +139,7 @@ func (h *Harness) startLocal(ctx context.Context) error {
 }
 
 func (h *Harness) startRuntime(ctx context.Context, i int) error {
-	c, err := StartCluster(fmt.Sprintf("runtime-%d", i), h.RunDir, false)
+	c, err := StartCluster(fmt.Sprintf("runtime-%d", i), h.RunDir, testenv.Options{WithoutAPICRDs: true})
 	if err != nil {
 		return err
 	}

@@ -30,3 +30,20 @@ func TestByKind(t *testing.T) {
 	_, err = crd.ByKind("Kyma", "Nope")
 	assert.ErrorContains(t, err, `"Nope"`)
 }
+
+func TestAllReturnsCopiesToChange(t *testing.T) {
+	first, err := crd.All()
+	require.NoError(t, err)
+	first[0].Spec.Group = "changed.example.com"
+	second, err := crd.All()
+	require.NoError(t, err)
+	assert.Equal(t, "operator.kyma-project.io", second[0].Spec.Group, "a caller's change does not reach the next caller")
+}
+
+func BenchmarkByKind(b *testing.B) {
+	for b.Loop() {
+		if _, err := crd.ByKind("Kyma", "ModuleTemplate", "ModuleReleaseMeta"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

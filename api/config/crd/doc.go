@@ -7,6 +7,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -15,8 +16,24 @@ import (
 //go:embed bases/*.yaml
 var bases embed.FS
 
-// All returns every CRD of the API, sorted by file name.
+// All returns every CRD of the API, sorted by file name. The CRDs are
+// decoded once per process (the operator installs them into every runtime
+// it meets); callers get their own copies to change.
 func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	decoded, err := decodeOnce()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, len(decoded))
+	for i, c := range decoded {
+		out[i] = c.DeepCopy()
+	}
+	return out, nil
+}
+
+var decodeOnce = sync.OnceValues(decode)
+
+func decode() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	entries, err := fs.ReadDir(bases, "bases")
 	if err != nil {
 		return nil, fmt.Errorf("reading embedded CRDs: %w", err)
@@ -38,7 +55,7 @@ func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 
 // ByKind returns the CRDs of the named kinds, in the order given.
 func ByKind(kinds ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	all, err := All()
+	all, err := decodeOnce()
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +64,7 @@ func ByKind(kinds ...string) ([]*apiextensionsv1.CustomResourceDefinition, error
 		found := false
 		for _, crd := range all {
 			if crd.Spec.Names.Kind == kind {
-				out = append(out, crd)
+				out = append(out, crd.DeepCopy())
 				found = true
 				break
 			}

@@ -59,11 +59,13 @@ func Start(ctx context.Context, opts Options) (f *Fleet, err error) {
 		return f, err
 	}
 	opts.Progress("starting the KCP and %d runtime API server(s) (kube-apiserver + etcd each)", opts.RuntimeServers)
-	if f.KCP, f.kcp, err = f.startCluster("kcp", true); err != nil {
+	if f.KCP, f.kcp, err = f.startCluster("kcp", testenv.Options{}); err != nil {
 		return f, err
 	}
 	for i := range opts.RuntimeServers {
-		c, cl, err := f.startCluster(fmt.Sprintf("runtimes-%d", i+1), false)
+		// Each runtime's agent has a Service: more than envtest's /24 holds.
+		c, cl, err := f.startCluster(fmt.Sprintf("runtimes-%d", i+1), testenv.Options{WithoutAPICRDs: true,
+			APIServerFlags: map[string]string{"service-cluster-ip-range": "10.0.0.0/16"}})
 		if err != nil {
 			return f, err
 		}
@@ -78,8 +80,8 @@ func Start(ctx context.Context, opts Options) (f *Fleet, err error) {
 	return f, nil
 }
 
-func (f *Fleet) startCluster(name string, withAPI bool) (*harness.Cluster, client.WithWatch, error) {
-	c, err := harness.StartCluster(name, f.opts.RunDir, withAPI)
+func (f *Fleet) startCluster(name string, opts testenv.Options) (*harness.Cluster, client.WithWatch, error) {
+	c, err := harness.StartCluster(name, f.opts.RunDir, opts)
 	if err != nil {
 		return nil, nil, err
 	}

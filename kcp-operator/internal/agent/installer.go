@@ -50,10 +50,12 @@ type Status struct {
 	Message string
 }
 
-// Install applies the agent of kyma's runtime when its rendering changed or
-// its Deployment is gone, and reports whether the Deployment is available.
+// Install applies the agent of kyma's runtime when its chart values changed
+// or its Deployment is gone, and reports whether the Deployment is
+// available. The values decide: the chart is the one built in, so equal
+// values render equal objects, and a resync need not render at all.
 func (in *Installer) Install(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, caBundle []byte, watchers []v1beta2.Watcher) (Status, error) {
-	objs, err := in.render(ctx, kyma, rt.Namespace, caBundle, watchers)
+	values, err := in.opts.values(kyma, rt.Namespace, caBundle, watchers)
 	if err != nil {
 		return Status{}, err
 	}
@@ -62,9 +64,13 @@ func (in *Installer) Install(ctx context.Context, kyma *v1beta2.Kyma, rt *remote
 		return Status{}, err
 	}
 	memo := "agent/" + rt.Namespace
-	hash := runtimebase.Hash(objs)
+	hash := runtimebase.Hash(values)
 	if rt.Facts.Recall(memo) == hash && status.Message != missing {
 		return status, nil
+	}
+	objs, err := in.renderValues(ctx, rt.Namespace, values)
+	if err != nil {
+		return Status{}, err
 	}
 	if err := apply(ctx, rt, objs); err != nil {
 		return Status{}, err
@@ -81,6 +87,11 @@ func (in *Installer) render(ctx context.Context, kyma *v1beta2.Kyma, namespace s
 	if err != nil {
 		return nil, err
 	}
+	return in.renderValues(ctx, namespace, values)
+}
+
+// renderValues renders the chart with values for namespace.
+func (in *Installer) renderValues(ctx context.Context, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	objs, err := in.renderer.Render(ctx, render.Request{
 		Module: "skr-agent", Namespace: namespace, Type: render.HelmChart, Install: in.chart,
 		Values: values, ReleaseName: Fullname(namespace),

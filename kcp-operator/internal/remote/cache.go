@@ -24,6 +24,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
 )
 
 // Options tune the runtime clients.
@@ -237,8 +238,7 @@ func (c *Cache) newEntry(cfg *rest.Config) (*entry, error) {
 
 func (c *Cache) kubeconfig(ctx context.Context, kyma *v1beta2.Kyma) ([]byte, error) {
 	var secrets corev1.SecretList
-	err := c.kcp.List(ctx, &secrets, client.InNamespace(kyma.Namespace),
-		client.MatchingLabels{shared.KymaNameLabel: kyma.Name})
+	err := c.kcp.List(ctx, &secrets, append(kcpindex.OfKyma(kyma), client.UnsafeDisableDeepCopy)...)
 	if err != nil {
 		return nil, fmt.Errorf("listing the access Secrets of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}

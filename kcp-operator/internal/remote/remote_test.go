@@ -20,15 +20,22 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/testenv"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
 
-var env *testenv.Env
+var (
+	env *testenv.Env
+	// kcp reads through an indexed informer cache, as the operator's
+	// manager client does.
+	kcp client.Client
+)
 
 func TestMain(m *testing.M) {
 	var err error
@@ -36,7 +43,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if kcp, err = cachedClient(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	cancel()
 	_ = env.Stop()
 	os.Exit(code)
 }
@@ -56,6 +69,25 @@ func putSecret(t *testing.T, name, kyma string, kubeconfig []byte) {
 		err = env.Client.Update(t.Context(), s)
 	}
 	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		cached := &corev1.Secret{}
+		return kcp.Get(t.Context(), client.ObjectKeyFromObject(s), cached) == nil && cached.ResourceVersion == s.ResourceVersion
+	}, 10*time.Second, 10*time.Millisecond, "the cache sees Secret %s", name)
+}
+
+func cachedClient(ctx context.Context) (client.Client, error) {
+	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	if err := kcpindex.Register(ctx, c); err != nil {
+		return nil, err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, errors.New("the cache did not sync")
+	}
+	return client.New(env.Config, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: c}})
 }
 
 func newCache(t *testing.T, opts remote.Options) *remote.Cache {
@@ -66,7 +98,7 @@ func newCache(t *testing.T, opts remote.Options) *remote.Cache {
 		opts.Timeout = 5 * time.Second
 	}
 	opts.QPS, opts.Burst = 50, 100
-	return remote.New(env.Client, env.Config, env.Scheme, opts, m, logr.Discard())
+	return remote.New(kcp, env.Config, env.Scheme, opts, m, logr.Discard())
 }
 
 func TestClientsAreSharedByKubeconfigAndReplacedOnRotation(t *testing.T) {

@@ -1,10 +1,13 @@
 package requeue_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
@@ -27,4 +30,21 @@ func TestIntervalsPerStateWithJitter(t *testing.T) {
 		assert.Greater(t, len(seen), 1, "%s: the jitter spreads the requeues", state)
 	}
 	assert.Equal(t, time.Hour, requeue.Requeue{Success: time.Hour}.After(shared.StateReady).RequeueAfter, "no jitter, no spread")
+}
+
+func TestOnConflictRetriesQuicklyAndPassesOtherErrors(t *testing.T) {
+	gr := schema.GroupResource{Group: "operator.kyma-project.io", Resource: "kymas"}
+	res, err := requeue.OnConflict(apierrors.NewConflict(gr, "kyma-1", errors.New("the object has been modified")))
+	assert.NoError(t, err, "a conflict is no error")
+	assert.Positive(t, res.RequeueAfter)
+	assert.LessOrEqual(t, res.RequeueAfter, time.Second, "and is retried soon")
+
+	other := errors.New("boom")
+	res, err = requeue.OnConflict(other)
+	assert.ErrorIs(t, err, other)
+	assert.Zero(t, res.RequeueAfter)
+
+	res, err = requeue.OnConflict(nil)
+	assert.NoError(t, err)
+	assert.Zero(t, res)
 }

@@ -19,6 +19,7 @@ import (
 	purgectrl "github.com/lifecycle-manager/kcp-operator/internal/controller/purge"
 	skrwebhookctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/skrwebhook"
 	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
+	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
@@ -55,6 +56,7 @@ func (b *builder) addControllers(ctx context.Context) error {
 		func(ctx context.Context) error { return resolve.Indexes(ctx, fi) },
 		func(ctx context.Context) error { return kymactrl.IndexKymas(ctx, fi) },
 		func(ctx context.Context) error { return pushindex.Register(ctx, fi) },
+		func(ctx context.Context) error { return kcpindex.Register(ctx, fi) },
 	} {
 		if err := index(ctx); err != nil {
 			return err

@@ -86,11 +86,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Result, error) {
 	if err := r.ensureFinalizerAndLabel(ctx, kyma); err != nil {
-		return ctrl.Result{}, err
+		return requeue.OnConflict(err)
 	}
 	rt, err := r.Runtimes.For(ctx, kyma)
 	if err == nil {
 		err = r.syncRuntime(ctx, kyma, rt)
+	}
+	if apierrors.IsConflict(err) {
+		return requeue.OnConflict(err)
 	}
 	if err != nil {
 		return r.runtimeFailed(ctx, kyma, rt, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/catalog"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
 
@@ -60,7 +61,7 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 		return ctrl.Result{}, fmt.Errorf("cleaning up the runtime of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}
 	if err := finalizer.Remove(ctx, r.KCP, kyma, shared.KymaFinalizer); err != nil {
-		return ctrl.Result{}, err
+		return requeue.OnConflict(err)
 	}
 	r.Metrics.forget(kyma.Namespace, kyma.Name)
 	return ctrl.Result{}, nil

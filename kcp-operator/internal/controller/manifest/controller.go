@@ -51,7 +51,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.reconcileDeletion(ctx, mf)
 	}
 	if err := r.ensureFinalizer(ctx, mf); err != nil {
-		return ctrl.Result{}, err
+		return requeue.OnConflict(err)
 	}
 	rt, err := r.runtime(ctx, mf)
 	if err != nil {

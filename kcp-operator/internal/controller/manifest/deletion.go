@@ -19,6 +19,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 )
 
 // maxBlockersNamed bounds the user CRs a blocked deletion names.
@@ -34,7 +35,7 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, mf *v1beta2.Manifest
 	}
 	if mf.Annotations[shared.UnmanagedAnnotation] == shared.EnabledValue {
 		r.event(mf, false, "Released", "the module is unmanaged: its resources stay in the runtime")
-		return ctrl.Result{}, r.removeFinalizer(ctx, mf)
+		return requeue.OnConflict(r.removeFinalizer(ctx, mf))
 	}
 	rt, err := r.runtime(ctx, mf)
 	if err != nil {
@@ -55,7 +56,7 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, mf *v1beta2.Manifest
 		}
 		return r.Requeue.After(waiting.state), nil
 	}
-	return ctrl.Result{}, r.removeFinalizer(ctx, mf)
+	return requeue.OnConflict(r.removeFinalizer(ctx, mf))
 }
 
 // removeModule runs the deletion steps; a non-nil observation means a step

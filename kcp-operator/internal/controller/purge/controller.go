@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,7 +23,9 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
+	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 )
 
 // Reconciler purges Kymas stuck in deletion.
@@ -53,6 +56,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	runtimeNote, err := r.purge(ctx, kyma)
+	if apierrors.IsConflict(err) {
+		return requeue.OnConflict(err)
+	}
 	if err != nil {
 		r.Metrics.purged("failed")
 		return ctrl.Result{}, err
@@ -67,8 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // returns what happened in the runtime, for the Event.
 func (r *Reconciler) purge(ctx context.Context, kyma *v1beta2.Kyma) (string, error) {
 	var manifests v1beta2.ManifestList
-	if err := r.KCP.List(ctx, &manifests, client.InNamespace(kyma.Namespace),
-		client.MatchingLabels{shared.KymaNameLabel: kyma.Name}); err != nil {
+	if err := r.KCP.List(ctx, &manifests, kcpindex.OfKyma(kyma)...); err != nil {
 		return "", fmt.Errorf("listing the Manifests of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}
 	note := "runtime cleaned up"
