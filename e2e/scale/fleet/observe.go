@@ -74,7 +74,7 @@ func delta(a, b map[string]float64) map[string]float64 {
 // interval until stop is closed, for the plots.
 type series struct {
 	ready, reconcileRate []plot.XY
-	peakRSS             int64
+	peakRSS              int64
 }
 
 // watchProgress samples until ctx ends or done reports true; it returns

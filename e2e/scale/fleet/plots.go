@@ -26,7 +26,7 @@ func (ru *run) plots() error {
 		XLabel: "seconds", YLabel: "reconciles/s", Series: []plot.Series{
 			{Name: "convergence", Points: ru.ready.reconcileRate},
 			{Name: "release of " + releaseVersion, Points: ru.release.reconcileRate}}})
-	write("release.png", plot.Chart{Title: title + ": Kymas Ready on "+ModuleName(1)+" "+releaseVersion+" after its release",
+	write("release.png", plot.Chart{Title: title + ": Kymas Ready on " + ModuleName(1) + " " + releaseVersion + " after its release",
 		XLabel: "seconds", YLabel: "Kymas", Series: []plot.Series{{Name: releaseVersion, Points: ru.release.ready}}})
 	var push []plot.Series
 	for _, name := range []string{"idle", "load"} {
