@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 
 	"github.com/lifecycle-manager/listener/event"
 	"github.com/lifecycle-manager/listener/eventsource"
@@ -68,4 +69,23 @@ func TestRecheckEnqueuesAgainAfterTheDelay(t *testing.T) {
 			assert.GreaterOrEqual(t, second.Sub(first), delay-10*time.Millisecond, "the second request waits for the delay")
 		})
 	}
+}
+
+// TestPushedRequestsGoBeforeBackgroundWork checks that in controller-runtime's
+// priority queue a pushed request is handed out before requests that were
+// waiting already with the default priority.
+func TestPushedRequestsGoBeforeBackgroundWork(t *testing.T) {
+	q := priorityqueue.New[string]("test")
+	t.Cleanup(q.ShutDown)
+	for _, background := range []string{"release-1", "release-2", "release-3"} {
+		q.Add(background)
+	}
+	src := eventsource.NewTyped(oneEvent{ev: event.Event{RuntimeID: "pushed"}}, "m",
+		func(_ context.Context, ev event.Event) []string { return []string{ev.RuntimeID} })
+	require.NoError(t, src.Start(t.Context(), q))
+	require.Eventually(t, func() bool { return q.Len() == 4 }, 5*time.Second, 10*time.Millisecond)
+
+	item, priority, _ := q.GetWithPriority()
+	assert.Equal(t, "pushed", item)
+	assert.Equal(t, eventsource.Priority, priority)
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -79,9 +81,9 @@ func (s *eventSource[R]) Start(ctx context.Context, q workqueue.TypedRateLimitin
 	go func() {
 		err := s.consumer.Consume(ctx, s.manager, func(ev event.Event) {
 			for _, req := range s.mapFn(ctx, ev) {
-				q.Add(req)
+				Enqueue(q, req, 0)
 				if s.opts.recheck > 0 {
-					q.AddAfter(req, s.opts.recheck)
+					Enqueue(q, req, s.opts.recheck)
 				}
 			}
 		})
@@ -90,4 +92,21 @@ func (s *eventSource[R]) Start(ctx context.Context, q workqueue.TypedRateLimitin
 		}
 	}()
 	return nil
+}
+
+// Priority is the queue priority of pushed requests in a controller with
+// controller-runtime's priority queue (its default): above the initial
+// list and resyncs (handler.LowPriority) and above ordinary events, so that
+// a change someone just made is not queued behind background work such as
+// a release rolling out to every Kyma.
+const Priority = 100
+
+// Enqueue adds a pushed request to q after a delay (0: now), with Priority
+// where q supports priorities. Handlers of other pushed events use it too.
+func Enqueue[R comparable](q workqueue.TypedRateLimitingInterface[R], req R, after time.Duration) {
+	if pq, ok := q.(priorityqueue.PriorityQueue[R]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: ptr.To(Priority)}, req)
+		return
+	}
+	q.AddAfter(req, after)
 }

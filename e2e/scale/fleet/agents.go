@@ -3,7 +3,9 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -12,6 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/e2e/harness"
+	"github.com/lifecycle-manager/e2e/scale/metrics"
+	"github.com/lifecycle-manager/e2e/scale/report"
+	"github.com/lifecycle-manager/e2e/scale/stats"
 )
 
 // agentSecret is the agent's certificate Secret in a runtime namespace
@@ -91,5 +96,43 @@ func (f *Fleet) startAgent(ctx context.Context, i, port int) (*harness.Process, 
 	}
 	p := harness.AgentProcess(f.Bin.Agent, filepath.Join(f.opts.RunDir, "logs", ns+"-skr-agent.log"), dir, d, port, metricsPort)
 	p.Name = "skr-agent (" + ns + ")"
-	return p, p.Start(context.WithoutCancel(ctx))
+	if err := p.Start(context.WithoutCancel(ctx)); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.agentMetrics == nil {
+		f.agentMetrics = map[int]string{}
+	}
+	f.agentMetrics[i] = "127.0.0.1:" + strconv.Itoa(metricsPort)
+	return p, nil
+}
+
+// agentCounters sums the push counters of the running agents.
+func (f *Fleet) agentCounters(ctx context.Context) (*report.AgentCounters, error) {
+	f.mu.Lock()
+	addrs := make([]string, 0, len(f.agentMetrics))
+	for _, a := range f.agentMetrics {
+		addrs = append(addrs, a)
+	}
+	f.mu.Unlock()
+	out := &report.AgentCounters{Failed: map[string]float64{}}
+	var deliverySum, deliveries float64
+	for _, addr := range addrs {
+		s, err := metrics.Scrape(ctx, http.DefaultClient, "http://"+addr+"/metrics")
+		if err != nil {
+			return nil, fmt.Errorf("scraping an agent: %w", err)
+		}
+		out.Queued += s.Sum("skr_agent_admission_requests_total", metrics.Labels{"decision": "queued"})
+		out.Forwarded += s.Sum("skr_agent_events_forwarded_total", nil)
+		out.Coalesced += s.Sum("skr_agent_events_coalesced_total", nil)
+		out.Retried += s.Sum("skr_agent_events_retried_total", nil)
+		for reason, n := range s.By("skr_agent_events_failed_total", "reason", nil) {
+			out.Failed[reason] += n
+		}
+		deliverySum += s.HistogramSum("skr_agent_delivery_duration_seconds", nil)
+		deliveries += s.Sum("skr_agent_delivery_duration_seconds", nil)
+	}
+	out.DeliveryMeanMs = 1000 * stats.Ratio(deliverySum, deliveries)
+	return out, nil
 }

@@ -39,6 +39,10 @@ type Fleet struct {
 	background     context.Context
 	stopBackground context.CancelFunc
 	agents         sync.WaitGroup
+
+	mu sync.Mutex
+	// agentMetrics are the metrics addresses of the running agents.
+	agentMetrics map[int]string
 }
 
 // Start builds the programs and starts the control planes and the registry.

@@ -19,7 +19,8 @@ func (ru *run) plots() error {
 			errs = append(errs, fmt.Errorf("plot %s: %w", name, err))
 		}
 	}
-	title := fmt.Sprintf("%d Kymas × %d modules", ru.opts.Kymas, ru.opts.Modules)
+	// ASCII only: the plot font has no other glyphs.
+	title := fmt.Sprintf("%d Kymas x %d modules", ru.opts.Kymas, ru.opts.Modules)
 	write("ready.png", plot.Chart{Title: title + ": Ready Kymas after the operator's start",
 		XLabel: "seconds", YLabel: "Kymas Ready", Series: []plot.Series{{Name: "Ready", Points: ru.ready.ready}}})
 	write("reconciles.png", plot.Chart{Title: title + ": reconciles per second",
@@ -38,7 +39,7 @@ func (ru *run) plots() error {
 			push = append(push, s)
 		}
 	}
-	write("push-latency.png", plot.Chart{Title: title + ": runtime edit → KCP Kyma shows it",
+	write("push-latency.png", plot.Chart{Title: title + ": runtime edit -> KCP Kyma shows it",
 		XLabel: "seconds into the series", YLabel: "milliseconds", Series: push})
 	return errors.Join(errs...)
 }

@@ -75,6 +75,7 @@ func (ru *run) pushUnderLoad(ctx context.Context) <-chan error {
 			ru.push["load"] = edits
 			ru.r.Push.UnderLoad = summarize(edits)
 			ru.r.Push.Lost += lost
+			err = ru.listenerToReconcile(ctx)
 		}
 		done <- err
 	}()

@@ -116,6 +116,21 @@ type Push struct {
 	// the last hop, listener to reconcile start.
 	ListenerToReconcileMs float64 `json:"listenerToReconcileMeanMs"`
 	Lost                  int     `json:"lost"`
+	// ListenerAnswers counts the listener's answers by HTTP code.
+	ListenerAnswers map[string]float64 `json:"listenerAnswers,omitempty"`
+	// Agents sums the counters of the real agents.
+	Agents *AgentCounters `json:"agents,omitempty"`
+}
+
+// AgentCounters are the push path as the agents saw it.
+type AgentCounters struct {
+	Queued    float64            `json:"queued"`
+	Forwarded float64            `json:"forwarded"`
+	Coalesced float64            `json:"coalesced"`
+	Retried   float64            `json:"retried"`
+	Failed    map[string]float64 `json:"failedByReason,omitempty"`
+	// DeliveryMeanMs is the mean time from a change to the KCP's acceptance.
+	DeliveryMeanMs float64 `json:"deliveryMeanMs"`
 }
 
 // Release is a new module version released to every Kyma of a channel.

@@ -46,6 +46,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if p.UnderLoad != nil {
 			row("push latency, during the release", p.UnderLoad.String())
 		}
+		row("push path counters", p.countersLine())
 	}
 	if rel := r.Release; rel != nil {
 		row("release of "+rel.Module, fmt.Sprintf("%d Kymas in %.0f s (spread %s), peak %.1f reconciles/s",
@@ -79,4 +80,17 @@ func (r *Report) loadLine() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// countersLine shows where edits could have been held up or lost.
+func (p *Push) countersLine() string {
+	line := fmt.Sprintf("listener→reconcile mean %.0f ms; listener answers %v", p.ListenerToReconcileMs, p.ListenerAnswers)
+	if a := p.Agents; a != nil {
+		line += fmt.Sprintf("; agents: %.0f queued, %.0f forwarded, %.0f coalesced, %.0f retried, failed %v, delivery mean %.0f ms",
+			a.Queued, a.Forwarded, a.Coalesced, a.Retried, a.Failed, a.DeliveryMeanMs)
+	}
+	if p.Lost > 0 {
+		line += fmt.Sprintf("; %d edits never arrived", p.Lost)
+	}
+	return line
 }

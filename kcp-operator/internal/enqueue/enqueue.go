@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -37,7 +39,7 @@ func (a *allKymas) enqueue(ctx context.Context, obj client.Object, q workqueue.T
 		return
 	}
 	for _, k := range list.Items {
-		q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: k.Namespace, Name: k.Name}}, Delay(a.spread))
+		Background(q, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: k.Namespace, Name: k.Name}}, Delay(a.spread))
 	}
 }
 
@@ -79,4 +81,16 @@ func KymaOfSecret(purposeOnly bool) handler.MapFunc {
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 	}
+}
+
+// Background adds req to q after the delay with handler.LowPriority where
+// q supports priorities: fan-out after a template, release or Watcher
+// change is background work that must not hold up pushed changes or new
+// Kymas.
+func Background(q workqueue.TypedRateLimitingInterface[reconcile.Request], req reconcile.Request, after time.Duration) {
+	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: ptr.To(handler.LowPriority)}, req)
+		return
+	}
+	q.AddAfter(req, after)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,13 +45,16 @@ func Ensure(ctx context.Context, rt *remote.Runtime) error {
 // result is remembered for the client's lifetime: a runtime checked once
 // costs no further requests.
 func InstallCRDs(ctx context.Context, rt *remote.Runtime) error {
-	crds, err := crd.ByKind(CRDKinds...)
+	want, err := wantedCRDsHash()
 	if err != nil {
 		return err
 	}
-	want := crdsHash(crds)
 	if rt.Facts.Recall("crds") == want {
 		return nil
+	}
+	crds, err := crd.ByKind(CRDKinds...)
+	if err != nil {
+		return err
 	}
 	for _, c := range crds {
 		if err := applyCRD(ctx, rt, c); err != nil {
@@ -112,6 +116,16 @@ func ensureNamespace(ctx context.Context, rt *remote.Runtime) error {
 	rt.Facts.Remember(key, "exists")
 	return nil
 }
+
+// wantedCRDsHash is the hash of the built-in CRDs, computed once: every
+// reconcile of every runtime compares it with what the runtime has.
+var wantedCRDsHash = sync.OnceValues(func() (string, error) {
+	crds, err := crd.ByKind(CRDKinds...)
+	if err != nil {
+		return "", err
+	}
+	return crdsHash(crds), nil
+})
 
 func crdsHash(crds []*apiextensionsv1.CustomResourceDefinition) string {
 	specs := make([]apiextensionsv1.CustomResourceDefinitionSpec, 0, len(crds))

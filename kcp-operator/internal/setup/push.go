@@ -138,9 +138,9 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 func enqueueWithRecheck(delay time.Duration) handler.EventHandler {
 	return handler.Funcs{GenericFunc: func(_ context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}
-		q.Add(req)
+		eventsource.Enqueue(q, req, 0)
 		if delay > 0 {
-			q.AddAfter(req, delay)
+			eventsource.Enqueue(q, req, delay)
 		}
 	}}
 }

@@ -154,7 +154,7 @@ func (u *Users) handler(keys KeysFunc) handler.EventHandler {
 				continue
 			}
 			for _, k := range kymas {
-				q.AddAfter(reconcile.Request{NamespacedName: k}, enqueue.Delay(u.Spread))
+				enqueue.Background(q, reconcile.Request{NamespacedName: k}, enqueue.Delay(u.Spread))
 			}
 		}
 	}
