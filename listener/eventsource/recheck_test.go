@@ -27,48 +27,66 @@ func (o oneEvent) Consume(ctx context.Context, _ string, deliver func(event.Even
 
 // TestRecheckEnqueuesAgainAfterTheDelay checks that with WithRecheck an
 // event's request comes once at once and once more after the delay, and
-// without it only once.
+// without it only once, in client-go's queue and in controller-runtime's
+// priority queue (which merges waiting items with delayed adds).
 func TestRecheckEnqueuesAgainAfterTheDelay(t *testing.T) {
 	const delay = 200 * time.Millisecond
-	for _, tc := range []struct {
-		name string
-		opts []eventsource.Option
-		want int
-	}{
-		{"without recheck", nil, 1},
-		{"with recheck", []eventsource.Option{eventsource.WithRecheck(delay)}, 2},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-			t.Cleanup(q.ShutDown)
-			src := eventsource.NewTyped(oneEvent{ev: event.Event{RuntimeID: "runtime-1"}}, "m",
-				func(_ context.Context, ev event.Event) []string { return []string{ev.RuntimeID} }, tc.opts...)
-			require.NoError(t, src.Start(t.Context(), q))
-
-			got := make(chan time.Time, 4)
-			go func() {
-				for {
-					item, shutdown := q.Get()
-					if shutdown {
-						return
+	queues := map[string]func() workqueue.TypedRateLimitingInterface[string]{
+		"workqueue": func() workqueue.TypedRateLimitingInterface[string] {
+			return workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+		},
+		"priority queue": func() workqueue.TypedRateLimitingInterface[string] { return priorityqueue.New[string]("test") },
+	}
+	for queue, newQueue := range queues {
+		for _, tc := range []struct {
+			name string
+			opts []eventsource.Option
+			want int
+		}{
+			{"without recheck", nil, 1},
+			{"with recheck", []eventsource.Option{eventsource.WithRecheck(delay)}, 2},
+		} {
+			t.Run(queue+"/"+tc.name, func(t *testing.T) {
+				q := newQueue()
+				t.Cleanup(q.ShutDown)
+				src := eventsource.NewTyped(oneEvent{ev: event.Event{RuntimeID: "runtime-1"}}, "m",
+					func(_ context.Context, ev event.Event) []string { return []string{ev.RuntimeID} }, tc.opts...)
+				require.NoError(t, src.Start(t.Context(), q))
+				got := handOut(q)
+				first := <-got
+				if tc.want == 1 {
+					select {
+					case <-got:
+						t.Fatal("enqueued a second time without recheck")
+					case <-time.After(3 * delay):
 					}
-					got <- time.Now()
-					q.Done(item)
+					return
 				}
-			}()
-			first := <-got
-			if tc.want == 1 {
 				select {
-				case <-got:
-					t.Fatal("enqueued a second time without recheck")
-				case <-time.After(3 * delay):
+				case second := <-got:
+					assert.GreaterOrEqual(t, second.Sub(first), delay-10*time.Millisecond, "the second request waits for the delay")
+				case <-time.After(10 * delay):
+					t.Fatal("the recheck never came")
 				}
+			})
+		}
+	}
+}
+
+// handOut gets items from q like a controller's worker and reports when.
+func handOut(q workqueue.TypedRateLimitingInterface[string]) <-chan time.Time {
+	got := make(chan time.Time, 4)
+	go func() {
+		for {
+			item, shutdown := q.Get()
+			if shutdown {
 				return
 			}
-			second := <-got
-			assert.GreaterOrEqual(t, second.Sub(first), delay-10*time.Millisecond, "the second request waits for the delay")
-		})
-	}
+			got <- time.Now()
+			q.Done(item)
+		}
+	}()
+	return got
 }
 
 // TestPushedRequestsGoBeforeBackgroundWork checks that in controller-runtime's

@@ -81,10 +81,7 @@ func (s *eventSource[R]) Start(ctx context.Context, q workqueue.TypedRateLimitin
 	go func() {
 		err := s.consumer.Consume(ctx, s.manager, func(ev event.Event) {
 			for _, req := range s.mapFn(ctx, ev) {
-				Enqueue(q, req, 0)
-				if s.opts.recheck > 0 {
-					Enqueue(q, req, s.opts.recheck)
-				}
+				EnqueueWithRecheck(ctx, q, req, s.opts.recheck)
 			}
 		})
 		if err != nil {
@@ -101,12 +98,28 @@ func (s *eventSource[R]) Start(ctx context.Context, q workqueue.TypedRateLimitin
 // a release rolling out to every Kyma.
 const Priority = 100
 
-// Enqueue adds a pushed request to q after a delay (0: now), with Priority
-// where q supports priorities. Handlers of other pushed events use it too.
-func Enqueue[R comparable](q workqueue.TypedRateLimitingInterface[R], req R, after time.Duration) {
+// EnqueueWithRecheck adds a pushed request to q now, and again after
+// recheck (see WithRecheck; 0 means once), with Priority where q supports
+// priorities. Handlers of other pushed events use it too.
+//
+// The second add is a timer of its own, not q.AddAfter: a priority queue
+// merges an item that is still waiting with a delayed add of the same item
+// into one, at the earlier time, which would drop the recheck.
+func EnqueueWithRecheck[R comparable](ctx context.Context, q workqueue.TypedRateLimitingInterface[R], req R, recheck time.Duration) {
+	enqueue(q, req)
+	if recheck > 0 {
+		time.AfterFunc(recheck, func() {
+			if ctx.Err() == nil {
+				enqueue(q, req)
+			}
+		})
+	}
+}
+
+func enqueue[R comparable](q workqueue.TypedRateLimitingInterface[R], req R) {
 	if pq, ok := q.(priorityqueue.PriorityQueue[R]); ok {
-		pq.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: ptr.To(Priority)}, req)
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(Priority)}, req)
 		return
 	}
-	q.AddAfter(req, after)
+	q.Add(req)
 }
