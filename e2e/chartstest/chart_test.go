@@ -83,6 +83,7 @@ func TestDefaults(t *testing.T) {
 		"--agent-contract":            "v2",
 		"--module-drift-watch":        "true",
 		"--requeue-no-push":           "1m",
+		"--push-recheck-delay":        "500ms",
 		"--cert-backend":              "builtin",
 		"--cert-namespace":            "kcp-system",
 		"--cert-key-algorithm":        "ecdsa-p256",

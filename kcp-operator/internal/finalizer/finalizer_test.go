@@ -48,3 +48,23 @@ func TestAStaleCopyKeepsOthersFinalizers(t *testing.T) {
 	require.NoError(t, c.Delete(ctx, got))
 	assert.NoError(t, finalizer.Remove(ctx, c, got, ours), "an object that is gone is fine")
 }
+
+// TestRemoveFromAStaleCopy checks that Remove reads the object again after
+// a conflict, keeps what others added meanwhile and removes only ours.
+func TestRemoveFromAStaleCopy(t *testing.T) {
+	env := testenv.New(t, testenv.Options{WithoutAPICRDs: true})
+	c := env.Client
+	ctx := t.Context()
+	const ours, theirs = "lifecycle-manager/ours", "someone.else/hold"
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: "default", Finalizers: []string{ours}}}
+	require.NoError(t, c.Create(ctx, cm))
+	stale := cm.DeepCopy()
+	cm.Finalizers = append(cm.Finalizers, theirs)
+	require.NoError(t, c.Update(ctx, cm))
+
+	require.NoError(t, finalizer.Remove(ctx, c, stale, ours))
+	got := &corev1.ConfigMap{}
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(cm), got))
+	assert.Equal(t, []string{theirs}, got.Finalizers)
+}

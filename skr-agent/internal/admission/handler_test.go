@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -44,7 +44,10 @@ func newFixture(t *testing.T, maxBytes int64) *fixture {
 	m, err := metrics.New(prometheus.NewRegistry(), func() int { return 0 })
 	require.NoError(t, err)
 	f := &fixture{queue: &recorder{}, metrics: m, mux: http.NewServeMux()}
-	f.mux.Handle(admission.Pattern, admission.NewHandler(f.queue, m, maxBytes, logr.Discard()))
+	// Debug logging on, as with --zap-log-level=debug: every decision is
+	// logged, including those that queue nothing.
+	debug := funcr.New(func(string, string) {}, funcr.Options{Verbosity: 1})
+	f.mux.Handle(admission.Pattern, admission.NewHandler(f.queue, m, maxBytes, debug))
 	return f
 }
 

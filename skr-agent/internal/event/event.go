@@ -44,8 +44,11 @@ func (k Key) Manager() string { return k.stream.Value().Manager }
 // GVK is the kind of the changed object.
 func (k Key) GVK() GVK { return k.stream.Value().GVK }
 
-// String is for logs.
+// String is for logs; the zero Key (no object) is empty.
 func (k Key) String() string {
+	if k == (Key{}) {
+		return ""
+	}
 	s := k.stream.Value()
 	obj := k.Name
 	if k.Namespace != "" {

@@ -52,3 +52,9 @@ func TestBodyRoundTrip(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &got))
 	assert.Equal(t, k.Body(), got)
 }
+
+func TestTheZeroKeyPrintsEmpty(t *testing.T) {
+	assert.Empty(t, event.Key{}.String(), "requests that queue nothing log it without panicking")
+	k := event.NewKey("lifecycle-manager", event.GVK{Group: "operator.kyma-project.io", Version: "v1beta2", Kind: "Kyma"}, "kyma-system", "default")
+	assert.Equal(t, "lifecycle-manager: Kyma.operator.kyma-project.io/v1beta2 kyma-system/default", k.String())
+}
