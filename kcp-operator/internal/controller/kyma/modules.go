@@ -107,7 +107,13 @@ func (r *Reconciler) applyManifest(ctx context.Context, kyma *v1beta2.Kyma, m *r
 			"module %s %s from channel %s", m.ModuleName, m.Version, m.Channel)
 		return desired, nil
 	}
-	return current, nil
+	// The status of current describes what it installed before this change;
+	// until the Manifest controller reports on the new spec, the module is
+	// not Ready on the new version.
+	pending := current.DeepCopy()
+	pending.Status.State = shared.StateProcessing
+	pending.Status.LastOperation = lastOperation(fmt.Sprintf("applying %s %s", m.ModuleName, m.Version))
+	return pending, nil
 }
 
 // removeManifest deletes a Manifest; a released one first gets the

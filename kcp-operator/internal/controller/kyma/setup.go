@@ -199,7 +199,8 @@ func manifestChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld.(*v1beta2.Manifest), e.ObjectNew.(*v1beta2.Manifest)
 		return o.Generation != n.Generation || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
-			o.Status.State != n.Status.State || o.Status.LastOperation.Operation != n.Status.LastOperation.Operation
+			o.Status.State != n.Status.State || o.Status.LastOperation.Operation != n.Status.LastOperation.Operation ||
+			observed(o) != observed(n)
 	}}
 }
 

@@ -88,7 +88,7 @@ func moduleStatus(res moduleResult) v1beta2.ModuleStatus {
 	default:
 		ms.Manifest = tracking(res.manifest, v1beta2.ManifestKind)
 		ms.State = res.manifest.Status.State
-		if ms.State == "" {
+		if ms.State == "" || !observed(res.manifest) {
 			ms.State = shared.StateProcessing
 		}
 		if ms.State != shared.StateReady {
@@ -96,6 +96,17 @@ func moduleStatus(res moduleResult) v1beta2.ModuleStatus {
 		}
 	}
 	return ms
+}
+
+// observed reports whether the Manifest controller's conditions describe
+// the Manifest's current generation.
+func observed(mf *v1beta2.Manifest) bool {
+	for _, c := range mf.Status.Conditions {
+		if c.ObservedGeneration < mf.Generation {
+			return false
+		}
+	}
+	return true
 }
 
 func tracking(obj client.Object, kind string) *v1beta2.TrackingObject {
