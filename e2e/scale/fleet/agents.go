@@ -72,7 +72,7 @@ func (f *Fleet) RunAgents(ports []int) {
 // startAgent starts the agent of runtime i when its Deployment and Secret
 // exist; nil without error means not yet.
 func (f *Fleet) startAgent(ctx context.Context, i, port int) (*harness.Process, error) {
-	_, c := f.server(i)
+	c := f.server(i)
 	ns := RuntimeNamespace(i)
 	d := &appsv1.Deployment{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "skr-agent-" + ns}, d); err != nil {

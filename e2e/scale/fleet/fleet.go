@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -117,15 +116,14 @@ func (f *Fleet) Close() {
 	f.stops = nil
 }
 
-// server is the API server of runtime i and its client.
-func (f *Fleet) server(i int) (*harness.Cluster, client.WithWatch) {
-	n := i % len(f.Servers)
-	return f.Servers[n], f.servers[n]
-}
+// server is the client of runtime i's API server.
+func (f *Fleet) server(i int) client.WithWatch { return f.servers[i%len(f.servers)] }
 
-// Names of runtime i.
-func KymaName(i int) string         { return fmt.Sprintf("kyma-%05d", i) }
-func RuntimeID(i int) string        { return fmt.Sprintf("runtime-%05d", i) }
+// KymaName is the name of runtime i's Kyma.
+func KymaName(i int) string { return fmt.Sprintf("kyma-%05d", i) }
+
+// RuntimeID is the ID of runtime i.
+func RuntimeID(i int) string { return fmt.Sprintf("runtime-%05d", i) }
+
+// RuntimeNamespace is runtime i's namespace on its shared API server.
 func RuntimeNamespace(i int) string { return fmt.Sprintf("runtime-%05d", i) }
-
-var errIncomplete = errors.New("incomplete")

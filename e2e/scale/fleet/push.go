@@ -95,7 +95,7 @@ func arrivals(made []madeEdit, seen func(string) (time.Time, bool), start time.T
 // editRuntimeKyma sets the controller of the first module of runtime i's
 // Kyma, as a runtime admin would, and returns when it wrote.
 func (f *Fleet) editRuntimeKyma(ctx context.Context, i int, value string) (time.Time, error) {
-	_, c := f.server(i)
+	c := f.server(i)
 	key := client.ObjectKey{Namespace: RuntimeNamespace(i), Name: shared.DefaultRuntimeKymaName}
 	for attempt := 0; ; attempt++ {
 		k := &v1beta2.Kyma{}

@@ -81,8 +81,8 @@ func textWidth(s string, scale int) int {
 	return (n*advance - 1) * scale
 }
 
-// textHeight is the height of a line of text at scale.
-func textHeight(scale int) int { return glyphH * scale }
+// lineHeight is the height of a line of text at textScale.
+func lineHeight() int { return glyphH * textScale }
 
 // drawText draws s with its top-left corner at (x, y).
 func drawText(img *image.RGBA, x, y int, s string, c color.Color, scale int) {

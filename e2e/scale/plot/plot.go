@@ -86,7 +86,7 @@ func (c Chart) Render() (*image.RGBA, error) {
 	}
 	img := image.NewRGBA(image.Rect(0, 0, f.width, f.height))
 	draw.Draw(img, img.Bounds(), &image.Uniform{C: white}, image.Point{}, draw.Src)
-	lineH := textHeight(textScale)
+	lineH := lineHeight()
 	drawText(img, margin, margin, c.Title, black, textScale)
 	drawText(img, margin, margin+lineH+margin, c.YLabel, black, textScale)
 	c.drawAxes(img, f)
@@ -112,7 +112,7 @@ func (c Chart) layout() (frame, error) {
 		return f, ErrNoPoints
 	}
 	f.x, f.y = niceAxis(xs[0], xs[1]), niceAxis(math.Min(0, ys[0]), ys[1])
-	lineH := textHeight(textScale)
+	lineH := lineHeight()
 	f.top = margin + 2*lineH + 2*margin
 	f.bottom = f.height - margin - 2*lineH - margin
 	f.left = margin + textWidth(f.y.widestLabel(), textScale) + margin/2
@@ -121,7 +121,7 @@ func (c Chart) layout() (frame, error) {
 }
 
 func (c Chart) drawAxes(img *image.RGBA, f frame) {
-	lineH := textHeight(textScale)
+	lineH := lineHeight()
 	for _, v := range f.y.ticks() {
 		_, y := f.px(XY{X: f.x.min, Y: v})
 		hline(img, f.left, f.right, y, grey)
@@ -144,7 +144,7 @@ func (c Chart) drawLegend(img *image.RGBA, f frame) {
 	if len(c.Series) < 2 {
 		return
 	}
-	lineH := textHeight(textScale)
+	lineH := lineHeight()
 	y := f.top + margin/2
 	for i, s := range c.Series {
 		x := f.left + margin
