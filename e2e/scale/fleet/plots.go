@@ -21,7 +21,7 @@ func (ru *run) plots() error {
 	}
 	// ASCII only: the plot font has no other glyphs.
 	title := fmt.Sprintf("%d Kymas x %d modules", ru.opts.Kymas, ru.opts.Modules)
-	write("ready.png", plot.Chart{Title: title + ": Ready Kymas after the operator's start",
+	write("ready.png", plot.Chart{Title: title + ": Ready Kymas since the operator started",
 		XLabel: "seconds", YLabel: "Kymas Ready", Series: []plot.Series{{Name: "Ready", Points: ru.ready.ready}}})
 	write("reconciles.png", plot.Chart{Title: title + ": reconciles per second",
 		XLabel: "seconds", YLabel: "reconciles/s", Series: []plot.Series{
