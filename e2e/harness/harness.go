@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -242,16 +241,6 @@ func (h *Harness) Logs() string {
 		}
 	}
 	return out
-}
-
-// FreePort is a loopback TCP port that was free a moment ago.
-func FreePort(ctx context.Context) (int, error) {
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	return port, ln.Close()
 }
 
 func portAddr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }

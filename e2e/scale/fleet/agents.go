@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,13 +27,9 @@ const agentSecret = "skr-agent-tls"
 // AllocateAgentPorts picks the webhook ports of the runtimes that run a
 // real agent.
 func AllocateAgentPorts(ctx context.Context, n int) ([]int, error) {
-	ports := make([]int, n)
-	for i := range ports {
-		p, err := harness.FreePort(ctx)
-		if err != nil {
-			return nil, err
-		}
-		ports[i] = p
+	ports, err := harness.FreePorts(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("allocating agent webhook ports: %w", err)
 	}
 	return ports, nil
 }
@@ -50,7 +47,7 @@ func (f *Fleet) RunAgents(ports []int) {
 				if procs[i] != nil && procs[i].Running() {
 					continue
 				}
-				p, err := f.startAgent(ctx, i, ports[i])
+				p, err := f.startAgent(ctx, i, ports)
 				if err != nil && ctx.Err() == nil {
 					f.opts.Progress("agent of %s: %v", RuntimeID(i), err)
 				}
@@ -71,7 +68,7 @@ func (f *Fleet) RunAgents(ports []int) {
 
 // startAgent starts the agent of runtime i when its Deployment and Secret
 // exist; nil without error means not yet.
-func (f *Fleet) startAgent(ctx context.Context, i, port int) (*harness.Process, error) {
+func (f *Fleet) startAgent(ctx context.Context, i int, ports []int) (*harness.Process, error) {
 	c := f.server(i)
 	ns := RuntimeNamespace(i)
 	d := &appsv1.Deployment{}
@@ -90,11 +87,11 @@ func (f *Fleet) startAgent(ctx context.Context, i, port int) (*harness.Process, 
 	if err := harness.MountSecret(dir, secret.Data); err != nil {
 		return nil, fmt.Errorf("writing the agent's certificate files: %w", err)
 	}
-	metricsPort, err := harness.FreePort(ctx)
+	metricsPort, err := f.metricsPort(ctx, ports)
 	if err != nil {
 		return nil, err
 	}
-	p := harness.AgentProcess(f.Bin.Agent, filepath.Join(f.opts.RunDir, "logs", ns+"-skr-agent.log"), dir, d, port, metricsPort)
+	p := harness.AgentProcess(f.Bin.Agent, filepath.Join(f.opts.RunDir, "logs", ns+"-skr-agent.log"), dir, d, ports[i], metricsPort)
 	p.Name = "skr-agent (" + ns + ")"
 	if err := p.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
@@ -106,6 +103,17 @@ func (f *Fleet) startAgent(ctx context.Context, i, port int) (*harness.Process, 
 	}
 	f.agentMetrics[i] = "127.0.0.1:" + strconv.Itoa(metricsPort)
 	return p, nil
+}
+
+// metricsPort is a free port that is none of the webhook ports, which
+// agents not yet started have not bound.
+func (f *Fleet) metricsPort(ctx context.Context, webhookPorts []int) (int, error) {
+	for {
+		p, err := harness.FreePort(ctx)
+		if err != nil || !slices.Contains(webhookPorts, p) {
+			return p, err
+		}
+	}
 }
 
 // agentCounters sums the push counters of the running agents.
@@ -121,7 +129,9 @@ func (f *Fleet) agentCounters(ctx context.Context) (*report.AgentCounters, error
 	for _, addr := range addrs {
 		s, err := metrics.Scrape(ctx, http.DefaultClient, "http://"+addr+"/metrics")
 		if err != nil {
-			return nil, fmt.Errorf("scraping an agent: %w", err)
+			f.opts.Progress("scraping an agent: %v", err)
+			out.Unreachable++
+			continue
 		}
 		out.Queued += s.Sum("skr_agent_admission_requests_total", metrics.Labels{"decision": "queued"})
 		out.Forwarded += s.Sum("skr_agent_events_forwarded_total", nil)

@@ -129,6 +129,9 @@ type AgentCounters struct {
 	Coalesced float64            `json:"coalesced"`
 	Retried   float64            `json:"retried"`
 	Failed    map[string]float64 `json:"failedByReason,omitempty"`
+	// Unreachable agents did not answer a scrape: not running, so the
+	// edits of their runtimes cannot arrive.
+	Unreachable int `json:"unreachable,omitempty"`
 	// DeliveryMeanMs is the mean time from a change to the KCP's acceptance.
 	DeliveryMeanMs float64 `json:"deliveryMeanMs"`
 }

@@ -88,6 +88,9 @@ func (p *Push) countersLine() string {
 	if a := p.Agents; a != nil {
 		line += fmt.Sprintf("; agents: %.0f queued, %.0f forwarded, %.0f coalesced, %.0f retried, failed %v, delivery mean %.0f ms",
 			a.Queued, a.Forwarded, a.Coalesced, a.Retried, a.Failed, a.DeliveryMeanMs)
+		if a.Unreachable > 0 {
+			line += fmt.Sprintf(", %d agents unreachable", a.Unreachable)
+		}
 	}
 	if p.Lost > 0 {
 		line += fmt.Sprintf("; %d edits never arrived", p.Lost)
