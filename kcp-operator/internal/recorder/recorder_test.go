@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
 )
 
@@ -19,4 +20,20 @@ func TestShorten(t *testing.T) {
 	assert.LessOrEqual(t, len(long), recorder.MaxNote)
 	assert.True(t, utf8.ValidString(long), "no UTF-8 sequence is split")
 	assert.True(t, strings.HasSuffix(long, "…(cut)"))
+}
+
+func TestTransition(t *testing.T) {
+	for _, tc := range []struct {
+		old, now shared.State
+		want     bool
+	}{
+		{"", shared.StateProcessing, false},
+		{"", shared.StateReady, true},
+		{"", shared.StateError, true},
+		{shared.StateReady, shared.StateProcessing, true},
+		{shared.StateProcessing, shared.StateReady, true},
+		{shared.StateReady, shared.StateReady, false},
+	} {
+		assert.Equal(t, tc.want, recorder.Transition(tc.old, tc.now), "%q -> %q", tc.old, tc.now)
+	}
 }

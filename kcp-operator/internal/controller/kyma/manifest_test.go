@@ -78,6 +78,7 @@ func TestModuleIsInstalledAndFollowsItsCR(t *testing.T) {
 		assert.True(t, meta.IsStatusConditionTrue(mf.Status.Conditions, c), c)
 	}
 	eventuallyKyma(t, "install", "Ready", stateIs(shared.StateReady))
+	assertInstallEvents(t, "install", "install-victor")
 
 	playModuleOperator(t, "install", "victor", "Warning", true)
 	nudgeManifest(t, "install-victor")
@@ -85,6 +86,20 @@ func TestModuleIsInstalledAndFollowsItsCR(t *testing.T) {
 	assert.Contains(t, mf.Status.LastOperation.Operation, "Victor install/default reports Warning")
 	k := eventuallyKyma(t, "install", "Warning", stateIs(shared.StateWarning))
 	assert.Contains(t, moduleStatus(k, "victor").Message, "reports Warning")
+}
+
+// assertInstallEvents checks the Events of a first install: what happened
+// (applied, Ready), not that a new object was picked up — at 10,000
+// runtimes those were a third of the operator's API writes.
+func assertInstallEvents(t *testing.T, kyma, manifest string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return hasEvent(t, kyma, "StateReady") && hasEvent(t, manifest, "StateReady") && hasEvent(t, manifest, "Applied")
+	}, timeout, tick)
+	for _, name := range []string{kyma, manifest} {
+		assert.False(t, hasEvent(t, name, "StateProcessing"), "%s: no Event for being picked up", name)
+	}
+	assert.False(t, hasEvent(t, kyma, "ManifestCreated"), "the Manifest's Applied Event tells it")
 }
 
 func TestNewVersionIsAppliedAndPruned(t *testing.T) {

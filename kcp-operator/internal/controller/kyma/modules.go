@@ -103,8 +103,6 @@ func (r *Reconciler) applyManifest(ctx context.Context, kyma *v1beta2.Kyma, m *r
 		return nil, fmt.Errorf("applying Manifest %s: %w", desired.Name, err)
 	}
 	if current == nil {
-		r.Events.Eventf(kyma, desired, corev1.EventTypeNormal, "ManifestCreated", "Install",
-			"module %s %s from channel %s", m.ModuleName, m.Version, m.Channel)
 		return desired, nil
 	}
 	// The status of current describes what it installed before this change;

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
 
@@ -240,7 +241,7 @@ func applyStatus(ctx context.Context, c client.Client, ns, name string, status v
 }
 
 func (r *Reconciler) recordTransition(kyma *v1beta2.Kyma, old, now v1beta2.KymaStatus) {
-	if old.State == now.State {
+	if !recorder.Transition(old.State, now.State) {
 		return
 	}
 	kind := corev1.EventTypeNormal

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
 )
 
 // writeStatus turns the observation into the Manifest status and applies
@@ -36,7 +37,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, mf *v1beta2.Manifest, obs 
 	if equality.Semantic.DeepEqual(status, mf.Status) {
 		return nil
 	}
-	if status.State != mf.Status.State {
+	if recorder.Transition(mf.Status.State, status.State) {
 		r.event(mf, status.State == shared.StateError || status.State == shared.StateWarning,
 			"State"+string(status.State), obs.message)
 	}
