@@ -52,6 +52,9 @@ func buildManifest(kyma *v1beta2.Kyma, m *resolve.Module, listed v1beta2.Module,
 			Namespace:   kyma.Namespace,
 			Labels:      manifestLabels(kyma, m),
 			Annotations: map[string]string{shared.FQDNAnnotation: m.FQDN},
+			// Set at creation, so that the Manifest controller does not
+			// spend a write of its own on it: one of five per Manifest.
+			Finalizers: []string{shared.ManifestFinalizer},
 		},
 		Spec: v1beta2.ManifestSpec{
 			Remote:               true,

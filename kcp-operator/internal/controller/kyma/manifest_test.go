@@ -1,6 +1,7 @@
 package kyma_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -11,11 +12,13 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
 	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
 )
@@ -60,6 +63,7 @@ func TestModuleIsInstalledAndFollowsItsCR(t *testing.T) {
 		return len(mf.Status.Synced) == 3
 	})
 	assert.Equal(t, shared.StateProcessing, mf.Status.State, "waiting for the module CR and the Deployment")
+	assert.True(t, appliedFinalizer(mf), "the Manifest is created with its finalizer, not patched afterwards")
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	require.NoError(t, runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Name: "victors." + testGroup}, crd))
 	dep := &appsv1.Deployment{}
@@ -86,6 +90,18 @@ func TestModuleIsInstalledAndFollowsItsCR(t *testing.T) {
 	assert.Contains(t, mf.Status.LastOperation.Operation, "Victor install/default reports Warning")
 	k := eventuallyKyma(t, "install", "Warning", stateIs(shared.StateWarning))
 	assert.Contains(t, moduleStatus(k, "victor").Message, "reports Warning")
+}
+
+// appliedFinalizer reports whether the Kyma controller's apply set the
+// Manifest's finalizer.
+func appliedFinalizer(mf *v1beta2.Manifest) bool {
+	for _, e := range mf.ManagedFields {
+		if e.Manager == kymactrl.FieldOwner && e.Operation == metav1.ManagedFieldsOperationApply && e.FieldsV1 != nil &&
+			strings.Contains(string(e.FieldsV1.Raw), shared.ManifestFinalizer) {
+			return true
+		}
+	}
+	return false
 }
 
 // assertInstallEvents checks the Events of a first install: what happened
