@@ -68,7 +68,7 @@ func (o *Options) Defaults() {
 		o.EditRate = 4
 	}
 	if o.ResyncInterval == 0 {
-		o.ResyncInterval = 30 * time.Minute
+		o.ResyncInterval = time.Hour
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 3 * time.Hour

@@ -110,7 +110,7 @@ func Default() Options {
 		RegistryTimeout:    time.Minute,
 		RenderCacheEntries: 512,
 
-		RequeueSuccess: 30 * time.Minute,
+		RequeueSuccess: time.Hour,
 		RequeueBusy:    5 * time.Second,
 		RequeueWarning: 2 * time.Minute,
 		RequeueError:   time.Minute,
