@@ -97,7 +97,7 @@ func Default() Options {
 		RuntimeQPS:     20,
 		RuntimeBurst:   40,
 		RuntimeTimeout: 30 * time.Second,
-		RuntimeIdleTTL: 30 * time.Minute,
+		RuntimeIdleTTL: 2 * time.Hour,
 
 		KymaConcurrency:     8,
 		CatalogConcurrency:  4,
@@ -171,7 +171,7 @@ func (o *Options) bindManager(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.RuntimeQPS, "runtime-qps", o.RuntimeQPS, "Requests per second to each runtime API server.")
 	fs.IntVar(&o.RuntimeBurst, "runtime-burst", o.RuntimeBurst, "Burst of requests to each runtime API server.")
 	fs.DurationVar(&o.RuntimeTimeout, "runtime-timeout", o.RuntimeTimeout, "Timeout of each request to a runtime API server.")
-	fs.DurationVar(&o.RuntimeIdleTTL, "runtime-client-idle-ttl", o.RuntimeIdleTTL, "Runtime clients unused for this long are dropped.")
+	fs.DurationVar(&o.RuntimeIdleTTL, "runtime-client-idle-ttl", o.RuntimeIdleTTL, "Runtime clients unused for this long are dropped; keep it above --requeue-success, or every resync reconnects and rediscovers the runtime's API.")
 
 	fs.IntVar(&o.KymaConcurrency, "kyma-concurrency", o.KymaConcurrency, "Kymas reconciled in parallel.")
 	fs.IntVar(&o.CatalogConcurrency, "catalog-concurrency", o.CatalogConcurrency, "Module catalogs synced into runtimes in parallel.")
