@@ -57,7 +57,8 @@ func TestGrafanaDashboard(t *testing.T) {
 	// What the dashboard must show: states, reconcile durations, the runtime
 	// client cache, purges, the listener and certificate expiry.
 	for _, must := range []string{
-		"lifecycle_manager_kyma_state", "lifecycle_manager_module_state", "lifecycle_manager_kyma_reconcile_duration_seconds",
+		"lifecycle_manager_kymas", "lifecycle_manager_modules", "lifecycle_manager_kyma_state",
+		"lifecycle_manager_kyma_reconcile_duration_seconds",
 		"lifecycle_manager_runtime_clients", "lifecycle_manager_kyma_purges_total", "listener_requests_total",
 		"listener_request_duration_seconds", "lifecycle_manager_certificate_expiry_timestamp_seconds",
 	} {

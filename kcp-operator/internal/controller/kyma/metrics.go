@@ -13,20 +13,24 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 )
 
-var allStates = []shared.State{
-	shared.StateReady, shared.StateProcessing, shared.StateWarning, shared.StateError, shared.StateDeleting,
-}
-
 // Metrics of the Kyma controller.
+//
+// States are exported in two ways, so that the series count does not grow
+// with the fleet: counts per state for every Kyma and module, and one series
+// per Kyma or module only while it is not Ready — the ones somebody has to
+// look at. With 10,000 Ready Kymas of 5 modules a series for each would be
+// 100,000 series per scrape.
 type Metrics struct {
+	kymas       *prometheus.GaugeVec
+	modules     *prometheus.GaugeVec
 	kymaState   *prometheus.GaugeVec
 	moduleState *prometheus.GaugeVec
 	duration    *prometheus.HistogramVec
 	requeues    *prometheus.CounterVec
 
 	// recorded remembers the states last exported per Kyma, so that an
-	// unchanged Kyma costs no metric updates and stale series can be
-	// deleted one by one instead of by scanning.
+	// unchanged Kyma costs no metric updates, the counts can be moved from
+	// the old state to the new and stale series deleted one by one.
 	mu       sync.Mutex
 	recorded map[types.NamespacedName]exported
 }
@@ -40,13 +44,21 @@ type exported struct {
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		recorded: map[types.NamespacedName]exported{},
+		kymas: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "lifecycle_manager_kymas",
+			Help: "Kymas per state.",
+		}, []string{"state"}),
+		modules: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "lifecycle_manager_modules",
+			Help: "Modules of all Kymas per module and state.",
+		}, []string{"module", "state"}),
 		kymaState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "lifecycle_manager_kyma_state",
-			Help: "1 for the current state of each Kyma, 0 for the others.",
+			Help: "1 for the current state of each Kyma that is not Ready; Ready Kymas have no series.",
 		}, []string{"namespace", "kyma", "state"}),
 		moduleState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "lifecycle_manager_module_state",
-			Help: "1 for the current state of each module of each Kyma, 0 for the others.",
+			Help: "1 for the current state of each module of each Kyma that is not Ready; Ready modules have no series.",
 		}, []string{"namespace", "kyma", "module", "state"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "lifecycle_manager_kyma_reconcile_duration_seconds",
@@ -58,7 +70,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Kyma reconciles that asked to run again, by reason (error, success, busy).",
 		}, []string{"reason"}),
 	}
-	for _, c := range []prometheus.Collector{m.kymaState, m.moduleState, m.duration, m.requeues} {
+	for _, c := range []prometheus.Collector{m.kymas, m.modules, m.kymaState, m.moduleState, m.duration, m.requeues} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering Kyma metrics: %w", err)
 		}
@@ -86,26 +98,25 @@ func (m *Metrics) observeStatus(kyma *v1beta2.Kyma, status v1beta2.KymaStatus) {
 		return
 	}
 	key := types.NamespacedName{Namespace: kyma.Namespace, Name: kyma.Name}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	prev, seen := m.recorded[key]
 	now := exported{state: status.State, modules: make(map[string]shared.State, len(status.Modules))}
 	for _, ms := range status.Modules {
 		now.modules[ms.Name] = ms.State
 	}
-	if !seen || prev.state != now.state {
-		for _, s := range allStates {
-			m.kymaState.WithLabelValues(kyma.Namespace, kyma.Name, string(s)).Set(boolFloat(s == status.State))
-		}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	prev := m.recorded[key]
+	if prev.state != now.state {
+		m.unexportKyma(key, prev.state)
+		m.exportKyma(key, now.state)
 	}
 	for name, state := range prev.modules {
 		if now.modules[name] != state {
-			m.moduleState.DeleteLabelValues(kyma.Namespace, kyma.Name, name, string(state))
+			m.unexportModule(key, name, state)
 		}
 	}
 	for name, state := range now.modules {
-		if !seen || prev.modules[name] != state {
-			m.moduleState.WithLabelValues(kyma.Namespace, kyma.Name, name, string(state)).Set(1)
+		if prev.modules[name] != state {
+			m.exportModule(key, name, state)
 		}
 	}
 	m.recorded[key] = now
@@ -122,18 +133,48 @@ func (m *Metrics) forget(namespace, name string) {
 	if !seen {
 		return
 	}
-	for _, s := range allStates {
-		m.kymaState.DeleteLabelValues(namespace, name, string(s))
-	}
+	m.unexportKyma(key, prev.state)
 	for module, state := range prev.modules {
-		m.moduleState.DeleteLabelValues(namespace, name, module, string(state))
+		m.unexportModule(key, module, state)
 	}
 	delete(m.recorded, key)
 }
 
-func boolFloat(b bool) float64 {
-	if b {
-		return 1
+// The export helpers take "" for "nothing exported": a Kyma without a
+// state yet, or a module the previous status did not list.
+
+func (m *Metrics) exportKyma(key types.NamespacedName, state shared.State) {
+	if state == "" {
+		return
 	}
-	return 0
+	m.kymas.WithLabelValues(string(state)).Inc()
+	if state != shared.StateReady {
+		m.kymaState.WithLabelValues(key.Namespace, key.Name, string(state)).Set(1)
+	}
+}
+
+func (m *Metrics) unexportKyma(key types.NamespacedName, state shared.State) {
+	if state == "" {
+		return
+	}
+	m.kymas.WithLabelValues(string(state)).Dec()
+	m.kymaState.DeleteLabelValues(key.Namespace, key.Name, string(state))
+}
+
+func (m *Metrics) exportModule(key types.NamespacedName, module string, state shared.State) {
+	if state == "" {
+		return
+	}
+	m.modules.WithLabelValues(module, string(state)).Inc()
+	if state != shared.StateReady {
+		m.moduleState.WithLabelValues(key.Namespace, key.Name, module, string(state)).Set(1)
+	}
+}
+
+func (m *Metrics) unexportModule(key types.NamespacedName, module string, state shared.State) {
+	if state == "" {
+		return
+	}
+	m.modules.WithLabelValues(module, string(state)).Dec()
+	m.moduleState.DeleteLabelValues(key.Namespace, key.Name, module, string(state))
 }
