@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/testenv"
@@ -29,6 +30,8 @@ type Fleet struct {
 	// harness must not be the bottleneck it measures.
 	kcp     client.WithWatch
 	servers []client.WithWatch
+	// kymas holds the KCP's Kymas for Count.
+	kymas cache.Cache
 
 	Operator *operator
 	stops    []func()
@@ -75,6 +78,9 @@ func Start(ctx context.Context, opts Options) (f *Fleet, err error) {
 		f.Servers, f.servers = append(f.Servers, c), append(f.servers, cl)
 	}
 	if err := harness.PrepareKCP(ctx, f.kcp); err != nil {
+		return f, err
+	}
+	if err := f.startKymaCache(ctx); err != nil {
 		return f, err
 	}
 	host, stop := harness.StartRegistry()

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -107,9 +108,12 @@ func (ru *run) converge(ctx context.Context) error {
 	wait, cancel := context.WithTimeout(ctx, ru.opts.ReadyTimeout)
 	defer cancel()
 	err = f.watchProgress(wait, start, &ru.ready, "", func(c Census) bool { return c.Ready == ru.opts.Kymas })
-	end, rerr := f.read(ctx)
+	// An interrupted or timed-out run still reports how far it came.
+	last, cancelLast := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancelLast()
+	end, rerr := f.read(last)
 	if rerr != nil {
-		return rerr
+		return errors.Join(err, rerr)
 	}
 	seconds := end.at.Sub(start).Seconds()
 	conv := &report.Convergence{Seconds: seconds, Manifests: ru.opts.Kymas * ru.opts.Modules,
