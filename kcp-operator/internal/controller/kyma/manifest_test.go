@@ -97,7 +97,7 @@ func TestModuleIsInstalledAndFollowsItsCR(t *testing.T) {
 func appliedFinalizer(mf *v1beta2.Manifest) bool {
 	for _, e := range mf.ManagedFields {
 		if e.Manager == kymactrl.FieldOwner && e.Operation == metav1.ManagedFieldsOperationApply && e.FieldsV1 != nil &&
-			strings.Contains(string(e.FieldsV1.Raw), shared.ManifestFinalizer) {
+			strings.Contains(e.FieldsV1.GetRawString(), shared.ManifestFinalizer) {
 			return true
 		}
 	}
