@@ -20,7 +20,7 @@ func TestFreePortsAreDistinctBindableAndOutsideTheEphemeralRange(t *testing.T) {
 		if p < lowestPort || p >= ephemeralStart() {
 			t.Fatalf("port %d outside [%d, %d)", p, lowestPort, ephemeralStart())
 		}
-		ln, err := net.Listen("tcp", portAddr(p))
+		ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", portAddr(p))
 		if err != nil {
 			t.Fatalf("port %d is not free: %v", p, err)
 		}

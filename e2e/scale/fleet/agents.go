@@ -116,8 +116,9 @@ func (f *Fleet) metricsPort(ctx context.Context, webhookPorts []int) (int, error
 	}
 }
 
-// agentCounters sums the push counters of the running agents.
-func (f *Fleet) agentCounters(ctx context.Context) (*report.AgentCounters, error) {
+// agentCounters sums the push counters of the running agents; an agent
+// that cannot be scraped is counted as unreachable.
+func (f *Fleet) agentCounters(ctx context.Context) *report.AgentCounters {
 	f.mu.Lock()
 	addrs := make([]string, 0, len(f.agentMetrics))
 	for _, a := range f.agentMetrics {
@@ -144,5 +145,5 @@ func (f *Fleet) agentCounters(ctx context.Context) (*report.AgentCounters, error
 		deliveries += s.Sum("skr_agent_delivery_duration_seconds", nil)
 	}
 	out.DeliveryMeanMs = 1000 * stats.Ratio(deliverySum, deliveries)
-	return out, nil
+	return out
 }
