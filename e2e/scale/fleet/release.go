@@ -24,6 +24,10 @@ func (ru *run) releasePhase(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	servedBefore, err := f.readServed(ctx)
+	if err != nil {
+		return err
+	}
 	ru.opts.Progress("releasing %s %s to channel %s (spread %s)", ModuleName(1), releaseVersion, Channel, ru.opts.ReleaseSpread)
 	if err := f.Publish(ctx, ModuleName(1), releaseVersion); err != nil {
 		return err
@@ -55,6 +59,9 @@ func (ru *run) releasePhase(ctx context.Context) error {
 		ReconcilesPerSecond: (after.total() - before.total()) / after.at.Sub(before.at).Seconds()}
 	for _, p := range ru.release.reconcileRate {
 		rel.PeakReconcilesPerS = max(rel.PeakReconcilesPerS, p.Y)
+	}
+	if servedAfter, err := f.readServed(ctx); err == nil {
+		rel.Served = servedSince(servedBefore, servedAfter)
 	}
 	ru.r.Release = rel
 	ru.r.Operator.PeakRSS = max(ru.r.Operator.PeakRSS, after.usage.PeakRSS)

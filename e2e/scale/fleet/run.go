@@ -95,6 +95,10 @@ func (ru *run) setup(ctx context.Context) error {
 
 func (ru *run) converge(ctx context.Context) error {
 	f := ru.f
+	servedBefore, err := f.readServed(ctx)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	if err := f.StartOperator(ctx); err != nil {
 		return err
@@ -121,6 +125,9 @@ func (ru *run) converge(ctx context.Context) error {
 		KCPRequests: end.kcp(), KCPByMethod: end.kcpMethods, KCPRequestsPerSecond: end.kcp() / seconds,
 		RuntimeRequests: end.runtime, CPUSeconds: end.usage.CPUSeconds}
 	conv.KCPRequestsPerReconcile = stats.Ratio(conv.KCPRequests, conv.Reconciles)
+	if servedAfter, serr := f.readServed(last); serr == nil {
+		conv.Served = servedSince(servedBefore, servedAfter)
+	}
 	if last := ru.ready.ready; len(last) > 0 {
 		conv.Ready = int(last[len(last)-1].Y)
 	}

@@ -29,6 +29,10 @@ func (ru *run) resyncWave(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	servedBefore, err := f.readServed(ctx)
+	if err != nil {
+		return err
+	}
 	f.profileCPU(ctx, "cpu-resync-wave.pprof")
 	objects, err := f.touchAll(ctx, strconv.FormatInt(time.Now().Unix(), 10))
 	if err != nil {
@@ -64,6 +68,11 @@ func (ru *run) resyncWave(ctx context.Context) error {
 		Seconds: after.at.Sub(before.at).Seconds(), CPUSeconds: cpu,
 		AmortizedCorePercent: 100 * cpu / ru.opts.ResyncInterval.Seconds(),
 		KCPWrites:            writes["PATCH"] + writes["PUT"] + writes["POST"] + writes["DELETE"]}
+	servedAfter, err := f.readServed(ctx)
+	if err != nil {
+		return err
+	}
+	ru.r.Resync.Served = servedSince(servedBefore, servedAfter)
 	return nil
 }
 

@@ -127,3 +127,36 @@ func (s Snapshot) By(name, label string, sel Labels) map[string]float64 {
 	}
 	return out
 }
+
+// ServedRequests counts the requests a kube-apiserver served, from its
+// apiserver_request_total, per "VERB resource" ("APPLY kymas/status"):
+// which objects a client writes and reads, which its own metrics, split
+// only by HTTP method, cannot tell.
+func (s Snapshot) ServedRequests() map[string]float64 {
+	out := map[string]float64{}
+	f, ok := s["apiserver_request_total"]
+	if !ok {
+		return out
+	}
+	for _, m := range f.GetMetric() {
+		var verb, resource, sub string
+		for _, lp := range m.GetLabel() {
+			switch lp.GetName() {
+			case "verb":
+				verb = lp.GetValue()
+			case "resource":
+				resource = lp.GetValue()
+			case "subresource":
+				sub = lp.GetValue()
+			}
+		}
+		if resource == "" {
+			continue // discovery, health and metrics paths
+		}
+		if sub != "" {
+			resource += "/" + sub
+		}
+		out[verb+" "+resource] += m.GetCounter().GetValue()
+	}
+	return out
+}

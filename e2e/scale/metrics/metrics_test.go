@@ -60,3 +60,17 @@ func TestScrape(t *testing.T) {
 	_, err = metrics.Parse(strings.NewReader("not { metrics"))
 	require.Error(t, err)
 }
+
+func TestServedRequests(t *testing.T) {
+	const served = `# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="operator.kyma-project.io",resource="kymas",scope="resource",subresource="status",verb="APPLY",version="v1beta2"} 7
+apiserver_request_total{code="409",component="apiserver",dry_run="",group="operator.kyma-project.io",resource="kymas",scope="resource",subresource="status",verb="APPLY",version="v1beta2"} 2
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="secrets",scope="namespace",subresource="",verb="POST",version="v1"} 3
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="",scope="",subresource="/healthz",verb="GET",version=""} 40
+`
+	snap, err := metrics.Parse(strings.NewReader(served))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{"APPLY kymas/status": 9, "POST secrets": 3}, snap.ServedRequests(),
+		"codes summed, paths without a resource left out")
+	assert.Empty(t, metrics.Snapshot{}.ServedRequests())
+}

@@ -74,6 +74,15 @@ type Convergence struct {
 	CPUSeconds              float64            `json:"operatorCpuSeconds"`
 	// RatioToBound is Seconds over the bare client's seconds.
 	RatioToBound float64 `json:"ratioToBound,omitempty"`
+	Served       *Served `json:"served,omitempty"`
+}
+
+// Served is what the API servers answered during a phase, per
+// "VERB resource" (from their apiserver_request_total): the KCP's, and
+// the runtime servers' summed.
+type Served struct {
+	KCP     map[string]float64 `json:"kcp"`
+	Runtime map[string]float64 `json:"runtime"`
 }
 
 // Operator is the operator process's memory.
@@ -104,6 +113,7 @@ type Resync struct {
 	// AmortizedCorePercent is CPUSeconds over the resync interval.
 	AmortizedCorePercent float64 `json:"amortizedCorePercent"`
 	KCPWrites            float64 `json:"kcpWrites"`
+	Served               *Served `json:"served,omitempty"`
 }
 
 // Push is the latency of runtime edits to the reconcile they cause.
@@ -148,6 +158,7 @@ type Release struct {
 	PeakReconcilesPerS  float64 `json:"peakReconcilesPerSecond"`
 	CPUSeconds          float64 `json:"operatorCpuSeconds"`
 	ReconcilesPerSecond float64 `json:"reconcilesPerSecond"`
+	Served              *Served `json:"served,omitempty"`
 }
 
 // Duration marshals as a Go duration string.

@@ -124,3 +124,10 @@ func TestBytes(t *testing.T) {
 	assert.Equal(t, "300 MiB", report.Bytes(300<<20))
 	assert.Equal(t, "1.50 GiB", report.Bytes(3<<29))
 }
+
+func TestTopServed(t *testing.T) {
+	counts := map[string]float64{"GET secrets": 5, "APPLY kymas/status": 9, "POST events": 5, "LIST kymas": 1}
+	assert.Equal(t, "20: APPLY kymas/status 9, GET secrets 5, POST events 5", report.TopServed(counts, 3),
+		"total first, then largest first, ties by name")
+	assert.Equal(t, "0: ", report.TopServed(nil, 3))
+}

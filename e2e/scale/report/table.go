@@ -1,8 +1,11 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -26,6 +29,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		row("KCP API requests", fmt.Sprintf("%.0f (%.1f/s, %.2f per reconcile)", cv.KCPRequests, cv.KCPRequestsPerSecond, cv.KCPRequestsPerReconcile))
 		row("runtime API requests", fmt.Sprintf("%.0f", cv.RuntimeRequests))
 		row("operator CPU until Ready", fmt.Sprintf("%.1f s", cv.CPUSeconds))
+		if sv := cv.Served; sv != nil {
+			row("KCP server answered", TopServed(sv.KCP, 10))
+			row("runtime servers answered", TopServed(sv.Runtime, 10))
+		}
 	}
 	o := r.Operator
 	if o.PeakRSS > 0 {
@@ -69,6 +76,27 @@ func (r *Report) WriteTable(w io.Writer) error {
 		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Goal, t.Value, met)
 	}
 	return tw.Flush()
+}
+
+// TopServed lists the n largest request counts of a Served map, largest
+// first, after their total.
+func TopServed(counts map[string]float64, n int) string {
+	keys := slices.Collect(maps.Keys(counts))
+	total := 0.0
+	for _, k := range keys {
+		total += counts[k]
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, 0, min(n, len(keys)))
+	for _, k := range keys[:min(n, len(keys))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, counts[k]))
+	}
+	return fmt.Sprintf("%.0f: %s", total, strings.Join(parts, ", "))
 }
 
 func (r *Report) loadLine() string {

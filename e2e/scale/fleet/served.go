@@ -1,0 +1,68 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/lifecycle-manager/e2e/harness"
+	"github.com/lifecycle-manager/e2e/scale/metrics"
+	"github.com/lifecycle-manager/e2e/scale/report"
+)
+
+// served is what the API servers answered, per "VERB resource": the KCP
+// and all runtime servers summed. The harness's own requests are in it
+// too (its kubelet's Deployment status writes in the runtimes, its
+// labelling in the resync wave); the phases say which are theirs.
+type served struct {
+	kcp, runtime map[string]float64
+}
+
+// readServed scrapes every API server's request counters.
+func (f *Fleet) readServed(ctx context.Context) (served, error) {
+	kcp, err := scrapeServer(ctx, f.KCP)
+	if err != nil {
+		return served{}, err
+	}
+	s := served{kcp: kcp, runtime: map[string]float64{}}
+	for _, c := range f.Servers {
+		counts, err := scrapeServer(ctx, c)
+		if err != nil {
+			return served{}, err
+		}
+		for k, v := range counts {
+			s.runtime[k] += v
+		}
+	}
+	return s, nil
+}
+
+// servedSince is the requests answered between two readings, without the
+// entries that did not move.
+func servedSince(before, after served) *report.Served {
+	return &report.Served{KCP: moved(before.kcp, after.kcp), Runtime: moved(before.runtime, after.runtime)}
+}
+
+func moved(a, b map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range delta(a, b) {
+		if v > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func scrapeServer(ctx context.Context, c *harness.Cluster) (map[string]float64, error) {
+	hc, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		return nil, fmt.Errorf("a metrics client for %s: %w", c.Name, err)
+	}
+	defer hc.CloseIdleConnections()
+	snap, err := metrics.Scrape(ctx, hc, c.Config.Host+"/metrics")
+	if err != nil {
+		return nil, fmt.Errorf("the request counters of %s: %w", c.Name, err)
+	}
+	return snap.ServedRequests(), nil
+}
