@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/client-go/rest"
 
@@ -60,7 +61,7 @@ func scrapeServer(ctx context.Context, c *harness.Cluster) (map[string]float64, 
 		return nil, fmt.Errorf("a metrics client for %s: %w", c.Name, err)
 	}
 	defer hc.CloseIdleConnections()
-	snap, err := metrics.Scrape(ctx, hc, c.Config.Host+"/metrics")
+	snap, err := metrics.Scrape(ctx, hc, strings.TrimSuffix(c.Config.Host, "/")+"/metrics")
 	if err != nil {
 		return nil, fmt.Errorf("the request counters of %s: %w", c.Name, err)
 	}
