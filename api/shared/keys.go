@@ -70,9 +70,10 @@ const (
 	// the KCP Kyma and its runtime Kyma last agreed on, so that the operator
 	// knows which side changed since.
 	LastSyncedSpecAnnotation = OperatorGroup + "/last-synced-spec"
-	// AppliedAnnotation on a Manifest records what was last applied to the
-	// runtime (the render hash and a fingerprint of the objects' versions),
-	// so that a module in place costs no writes, also after a restart.
+	// AppliedAnnotation on a Manifest is where operators before
+	// status.applied recorded what they last applied to the runtime; it is
+	// read when status.applied is empty, so that an upgrade of the operator
+	// does not re-apply every module.
 	AppliedAnnotation = OperatorGroup + "/applied"
 	// SpecHashAnnotation holds the hash of what the operator last applied to
 	// an object, so that unchanged objects cost no write.

@@ -119,6 +119,12 @@ type ManifestStatus struct {
 	// LastOperation is the last thing the controller did with this Manifest.
 	// +optional
 	LastOperation shared.LastOperation `json:"lastOperation,omitempty"`
+
+	// Applied identifies what the controller last applied to the runtime:
+	// the hash of the rendered module and a fingerprint of the versions the
+	// runtime stored. A reconcile that finds both unchanged only reads.
+	// +optional
+	Applied string `json:"applied,omitempty"`
 }
 
 // Condition types of a Manifest.

@@ -41,10 +41,23 @@ func Shorten(s string) string {
 	return s[:cut] + marker
 }
 
-// Transition reports whether a state change is worth an Event. A new
-// object taking its first state, Processing, is not: at 10,000 runtimes
-// those Events were a third of the operator's API writes and told nothing
-// the object's creation did not.
-func Transition(old, now shared.State) bool {
-	return old != now && (old != "" || now != shared.StateProcessing)
+// Events are for what an operator of the fleet wants to read in
+// `kubectl describe`: problems, recoveries and finished work. Routine
+// progress (a new object being picked up, a module of a new Kyma becoming
+// Ready) is in the object's status and makes no Event: at 1,000 runtimes,
+// Events for every step were a quarter of the operator's KCP requests,
+// more than it needs to make every Kyma Ready.
+
+// Problem reports whether a state change enters or leaves Error or
+// Warning: worth an Event on any object.
+func Problem(old, now shared.State) bool {
+	return old != now && (troubled(old) || troubled(now))
 }
+
+// Settled reports whether an object that was busy became Ready: worth an
+// Event where it sums up work, on a Kyma for all its modules.
+func Settled(old, now shared.State) bool {
+	return now == shared.StateReady && old != shared.StateReady && old != ""
+}
+
+func troubled(s shared.State) bool { return s == shared.StateError || s == shared.StateWarning }

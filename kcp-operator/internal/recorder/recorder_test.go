@@ -22,18 +22,31 @@ func TestShorten(t *testing.T) {
 	assert.True(t, strings.HasSuffix(long, "…(cut)"))
 }
 
-func TestTransition(t *testing.T) {
+func TestProblemAndSettled(t *testing.T) {
+	const (
+		none       = shared.State("")
+		processing = shared.StateProcessing
+		ready      = shared.StateReady
+		warning    = shared.StateWarning
+		failed     = shared.StateError
+	)
 	for _, tc := range []struct {
-		old, now shared.State
-		want     bool
+		old, now         shared.State
+		problem, settled bool
 	}{
-		{"", shared.StateProcessing, false},
-		{"", shared.StateReady, true},
-		{"", shared.StateError, true},
-		{shared.StateReady, shared.StateProcessing, true},
-		{shared.StateProcessing, shared.StateReady, true},
-		{shared.StateReady, shared.StateReady, false},
+		{none, processing, false, false},
+		{none, ready, false, false},
+		{none, failed, true, false},
+		{processing, ready, false, true},
+		{ready, processing, false, false},
+		{ready, ready, false, false},
+		{processing, warning, true, false},
+		{warning, ready, true, true},
+		{failed, processing, true, false},
+		{failed, failed, false, false},
+		{shared.StateDeleting, ready, false, true},
 	} {
-		assert.Equal(t, tc.want, recorder.Transition(tc.old, tc.now), "%q -> %q", tc.old, tc.now)
+		assert.Equal(t, tc.problem, recorder.Problem(tc.old, tc.now), "Problem %q -> %q", tc.old, tc.now)
+		assert.Equal(t, tc.settled, recorder.Settled(tc.old, tc.now), "Settled %q -> %q", tc.old, tc.now)
 	}
 }

@@ -119,7 +119,7 @@ func TestDriftIsRepairedByPush(t *testing.T) {
 	require.Eventually(t, func() bool {
 		mf := &v1beta2.Manifest{}
 		return kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: kymaName + "-tango"}, mf) == nil &&
-			strings.Contains(mf.Annotations[shared.AppliedAnnotation], "/")
+			strings.Contains(mf.Status.Applied, "/")
 	}, timeout, tick, "the install is recorded")
 	oldUID := dep.UID
 	require.NoError(t, runtimeEnv.Client.Delete(t.Context(), dep))

@@ -241,7 +241,7 @@ func applyStatus(ctx context.Context, c client.Client, ns, name string, status v
 }
 
 func (r *Reconciler) recordTransition(kyma *v1beta2.Kyma, old, now v1beta2.KymaStatus) {
-	if !recorder.Transition(old.State, now.State) {
+	if !recorder.Problem(old.State, now.State) && !recorder.Settled(old.State, now.State) {
 		return
 	}
 	kind := corev1.EventTypeNormal

@@ -25,6 +25,8 @@ type observation struct {
 	// synced replaces status.synced unless keepSynced is set.
 	synced     []shared.Resource
 	keepSynced bool
+	// applied replaces status.applied unless empty.
+	applied string
 }
 
 func condition(typ string, ok bool, reason, msg string) metav1.Condition {
@@ -55,7 +57,8 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 		return failed(mf, v1beta2.ConditionResources, reason, err), nil
 	}
 	synced := resourcesOf(rendered.Objects)
-	renderHash, fingerprint, _ := strings.Cut(mf.Annotations[shared.AppliedAnnotation], "/")
+	record := appliedRecord(mf)
+	renderHash, fingerprint, _ := strings.Cut(record, "/")
 	inPlace := false
 	if renderHash == rendered.Hash {
 		if inPlace, err = r.inPlace(ctx, rt, rendered.Objects, fingerprint); err != nil {
@@ -70,13 +73,15 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 		if err := r.prune(ctx, rt, mf.Status.Synced, synced); err != nil {
 			return failed(mf, v1beta2.ConditionResources, "PruneFailed", err), err
 		}
-		if err := r.recordApplied(ctx, mf, rendered.Hash+"/"+fingerprint); err != nil {
-			return failed(mf, v1beta2.ConditionResources, "ApplyFailed", err), nil
-		}
 		r.Metrics.applied(len(rendered.Objects))
-		r.event(mf, false, "Applied", fmt.Sprintf("applied %d objects of version %s", len(rendered.Objects), mf.Spec.Version))
+		if record != "" {
+			// A first install is told by the Kyma's Ready Event; this one
+			// changed a module that was in place (new version, drift repaired).
+			r.event(mf, false, "Applied", fmt.Sprintf("applied %d objects of version %s", len(rendered.Objects), mf.Spec.Version))
+		}
+		record = rendered.Hash + "/" + fingerprint
 	}
-	obs := observation{synced: synced, conditions: []metav1.Condition{
+	obs := observation{synced: synced, applied: record, conditions: []metav1.Condition{
 		condition(v1beta2.ConditionResources, true, "Applied", fmt.Sprintf("%d objects in place", len(synced))),
 	}}
 	crState, crMsg, err := r.moduleCR(ctx, mf, rt)
@@ -189,11 +194,11 @@ func crConditionMessage(cr *unstructured.Unstructured) string {
 	return ""
 }
 
-func (r *Reconciler) recordApplied(ctx context.Context, mf *v1beta2.Manifest, applied string) error {
-	patch := client.MergeFrom(mf.DeepCopy())
-	metav1.SetMetaDataAnnotation(&mf.ObjectMeta, shared.AppliedAnnotation, applied)
-	if err := r.KCP.Patch(ctx, mf, patch); err != nil {
-		return fmt.Errorf("recording the applied version on Manifest %s: %w", mf.Name, err)
+// appliedRecord is what was last applied: status.applied, or the
+// annotation where operators before status.applied kept it.
+func appliedRecord(mf *v1beta2.Manifest) string {
+	if mf.Status.Applied != "" {
+		return mf.Status.Applied
 	}
-	return nil
+	return mf.Annotations[shared.AppliedAnnotation]
 }

@@ -74,3 +74,22 @@ func TestReadinessFold(t *testing.T) {
 		})
 	}
 }
+
+func TestAppliedRecord(t *testing.T) {
+	legacy := map[string]string{shared.AppliedAnnotation: "old/fp"}
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		status      string
+		want        string
+	}{
+		{"never applied", nil, "", ""},
+		{"status", nil, "h/fp", "h/fp"},
+		{"an operator before status.applied", legacy, "", "old/fp"},
+		{"status wins over the old annotation", legacy, "h/fp", "h/fp"},
+	} {
+		mf := &v1beta2.Manifest{}
+		mf.Annotations, mf.Status.Applied = tc.annotations, tc.status
+		assert.Equal(t, tc.want, appliedRecord(mf), tc.name)
+	}
+}

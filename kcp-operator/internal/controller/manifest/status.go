@@ -26,6 +26,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, mf *v1beta2.Manifest, obs 
 	if !obs.keepSynced {
 		status.Synced = obs.synced
 	}
+	if obs.applied != "" {
+		status.Applied = obs.applied
+	}
 	for _, c := range obs.conditions {
 		c.ObservedGeneration = mf.Generation
 		c.LastTransitionTime = now
@@ -37,7 +40,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, mf *v1beta2.Manifest, obs 
 	if equality.Semantic.DeepEqual(status, mf.Status) {
 		return nil
 	}
-	if recorder.Transition(mf.Status.State, status.State) {
+	if recorder.Problem(mf.Status.State, status.State) {
 		r.event(mf, status.State == shared.StateError || status.State == shared.StateWarning,
 			"State"+string(status.State), obs.message)
 	}
