@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -137,8 +138,11 @@ func (r *Reconciler) runtimeFailed(ctx context.Context, kyma *v1beta2.Kyma, rt *
 	return r.Requeue.After(shared.StateError), nil
 }
 
+// ensureFinalizerAndLabel adds the finalizer and the managed-by label, and
+// on a new Kyma the last-synced spec, in one write.
 func (r *Reconciler) ensureFinalizerAndLabel(ctx context.Context, kyma *v1beta2.Kyma) error {
-	if controllerutil.ContainsFinalizer(kyma, shared.KymaFinalizer) && kyma.Labels[shared.ManagedByLabel] == shared.OperatorName {
+	_, synced := kyma.Annotations[shared.LastSyncedSpecAnnotation]
+	if synced && controllerutil.ContainsFinalizer(kyma, shared.KymaFinalizer) && kyma.Labels[shared.ManagedByLabel] == shared.OperatorName {
 		return nil
 	}
 	return finalizer.Patch(ctx, r.KCP, kyma, func() {
@@ -147,5 +151,11 @@ func (r *Reconciler) ensureFinalizerAndLabel(ctx context.Context, kyma *v1beta2.
 			kyma.Labels = map[string]string{}
 		}
 		kyma.Labels[shared.ManagedByLabel] = shared.OperatorName
+		if !synced {
+			// A new Kyma starts from its own spec: the runtime Kyma is made
+			// from it. One that exists already and differs still wins, as it
+			// would without the annotation; syncSpec then writes it again.
+			metav1.SetMetaDataAnnotation(&kyma.ObjectMeta, shared.LastSyncedSpecAnnotation, specHash(kyma.Spec))
+		}
 	})
 }
