@@ -90,8 +90,9 @@ func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Re
 		return requeue.OnConflict(err)
 	}
 	rt, err := r.Runtimes.For(ctx, kyma)
+	var remoteKyma *v1beta2.Kyma
 	if err == nil {
-		err = r.syncRuntime(ctx, kyma, rt)
+		remoteKyma, err = r.syncRuntime(ctx, kyma, rt)
 	}
 	if apierrors.IsConflict(err) {
 		return requeue.OnConflict(err)
@@ -104,7 +105,10 @@ func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Re
 		return ctrl.Result{}, err
 	}
 	status := r.desiredStatus(kyma, modules)
-	if err := r.writeStatus(ctx, kyma, rt, status); err != nil {
+	if err := r.writeStatus(ctx, kyma, status); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := mirrorStatus(ctx, rt, remoteKyma, status); err != nil {
 		return r.runtimeFailed(ctx, kyma, rt, err)
 	}
 	return r.withoutPush(status, r.Requeue.After(status.State)), nil
@@ -132,7 +136,7 @@ func (r *Reconciler) runtimeFailed(ctx context.Context, kyma *v1beta2.Kyma, rt *
 	status.State = shared.StateError
 	setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, false, "Unreachable", cause.Error())
 	status.LastOperation = lastOperation("runtime: " + cause.Error())
-	if err := r.writeStatus(ctx, kyma, nil, status); err != nil {
+	if err := r.writeStatus(ctx, kyma, status); err != nil {
 		return ctrl.Result{}, err
 	}
 	return r.Requeue.After(shared.StateError), nil

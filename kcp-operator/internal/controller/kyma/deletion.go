@@ -45,7 +45,7 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 	}
 	if len(remaining) > 0 {
 		status := deletingStatus(kyma, "waiting for Manifests to be deleted: "+strings.Join(remaining, ", "))
-		return r.Requeue.After(shared.StateDeleting), r.writeStatus(ctx, kyma, nil, status)
+		return r.Requeue.After(shared.StateDeleting), r.writeStatus(ctx, kyma, status)
 	}
 	rt, err := r.Runtimes.For(ctx, kyma)
 	if err == nil {
@@ -55,7 +55,7 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 		r.Runtimes.Forget(rt, err)
 		status := deletingStatus(kyma, "cannot clean up the runtime: "+err.Error())
 		setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, false, "Unreachable", err.Error())
-		if werr := r.writeStatus(ctx, kyma, nil, status); werr != nil {
+		if werr := r.writeStatus(ctx, kyma, status); werr != nil {
 			return ctrl.Result{}, werr
 		}
 		return ctrl.Result{}, fmt.Errorf("cleaning up the runtime of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)

@@ -17,16 +17,17 @@ import (
 )
 
 // syncRuntime makes sure the runtime has our CRDs, its namespace and its
-// Kyma, and that both Kymas agree on modules and channel.
-func (r *Reconciler) syncRuntime(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) error {
+// Kyma, and that both Kymas agree on modules and channel. It returns the
+// runtime Kyma as it read or wrote it, for mirrorStatus.
+func (r *Reconciler) syncRuntime(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) (*v1beta2.Kyma, error) {
 	if err := runtimebase.Ensure(ctx, rt); err != nil {
-		return err
+		return nil, err
 	}
 	remoteKyma, err := r.ensureRuntimeKyma(ctx, kyma, rt)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return r.syncSpec(ctx, kyma, rt, remoteKyma)
+	return remoteKyma, r.syncSpec(ctx, kyma, rt, remoteKyma)
 }
 
 // ensureRuntimeKyma returns the runtime Kyma, creating it from the KCP Kyma

@@ -177,10 +177,9 @@ func keepOrNew(old shared.LastOperation, msg string) shared.LastOperation {
 // ownConditions are the condition types this controller writes.
 var ownConditions = []string{v1beta2.ConditionModules, v1beta2.ConditionRuntime}
 
-// writeStatus applies status to the KCP Kyma when it changed and mirrors it
-// to the runtime Kyma (rt may be nil when the runtime is out of reach).
-// It is the only place that writes Kyma status.
-func (r *Reconciler) writeStatus(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, status v1beta2.KymaStatus) error {
+// writeStatus applies status to the KCP Kyma when it changed. It is the
+// only place that writes the KCP Kyma's status.
+func (r *Reconciler) writeStatus(ctx context.Context, kyma *v1beta2.Kyma, status v1beta2.KymaStatus) error {
 	old := kyma.Status
 	if !sameStatus(old, status) {
 		if err := applyStatus(ctx, r.KCP, kyma.Namespace, kyma.Name, status, ownConditions); err != nil {
@@ -190,10 +189,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, kyma *v1beta2.Kyma, rt *re
 		r.recordTransition(kyma, old, status)
 	}
 	r.Metrics.observeStatus(kyma, status)
-	if rt == nil {
-		return nil
-	}
-	return mirrorStatus(ctx, rt, status)
+	return nil
 }
 
 // sameStatus compares two statuses semantically (quantities and times by
@@ -203,12 +199,9 @@ func sameStatus(a, b v1beta2.KymaStatus) bool {
 	return reflect.DeepEqual(a, b) || equality.Semantic.DeepEqual(a, b)
 }
 
-// mirrorStatus writes the KCP status to the runtime Kyma when it differs.
-func mirrorStatus(ctx context.Context, rt *remote.Runtime, status v1beta2.KymaStatus) error {
-	remoteKyma := &v1beta2.Kyma{}
-	if err := rt.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: shared.DefaultRuntimeKymaName}, remoteKyma); err != nil {
-		return fmt.Errorf("reading the runtime Kyma: %w", err)
-	}
+// mirrorStatus writes the KCP status to the runtime Kyma when it differs
+// from remoteKyma, the runtime Kyma as this reconcile read it.
+func mirrorStatus(ctx context.Context, rt *remote.Runtime, remoteKyma *v1beta2.Kyma, status v1beta2.KymaStatus) error {
 	if sameStatus(remoteKyma.Status, status) {
 		return nil
 	}
@@ -219,6 +212,7 @@ func mirrorStatus(ctx context.Context, rt *remote.Runtime, status v1beta2.KymaSt
 	if err := applyStatus(ctx, rt, rt.Namespace, shared.DefaultRuntimeKymaName, status, all); err != nil {
 		return fmt.Errorf("writing the status of the runtime Kyma: %w", err)
 	}
+	remoteKyma.Status = status
 	return nil
 }
 
