@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,58 +37,79 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(r)
 }
 
-// BenchmarkManifestNoOpReconcile reconciles a Manifest whose module is in
-// place and Ready, as a resync does, and reports what that costs: runtime
-// API requests and KCP writes per reconcile (the goal: reads only, no
-// writes, no layer download), time and allocations.
-func BenchmarkManifestNoOpReconcile(b *testing.B) {
+// noOpManifest installs module name into a Kyma of the same name, waits
+// until it is Ready, and returns a reconcile of its Manifest as a resync
+// does it, with counters of the runtime requests and KCP writes it makes.
+func noOpManifest(tb testing.TB, name string) (reconcile func() error, runtimeRequests, kcpWrites *atomic.Int64) {
 	ctx := context.Background()
-	require.NoError(b, testmodule.Module{Name: "bench", Version: "1.0.0", Data: testmodule.DefaultCR("Bench")}.
+	require.NoError(tb, testmodule.Module{Name: name, Version: "1.0.0", Data: testmodule.DefaultCR(testmodule.Kind(name))}.
 		Publish(ctx, kcp.Client, reg.Host, kcpNamespace))
-	require.NoError(b, kcp.Client.Create(ctx, &v1beta2.ModuleReleaseMeta{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: kcpNamespace},
-		Spec:       v1beta2.ModuleReleaseMetaSpec{ModuleName: "bench", Channels: []v1beta2.ChannelVersionAssignment{{Channel: "regular", Version: "1.0.0"}}},
+	require.NoError(tb, kcp.Client.Create(ctx, &v1beta2.ModuleReleaseMeta{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kcpNamespace},
+		Spec:       v1beta2.ModuleReleaseMetaSpec{ModuleName: name, Channels: []v1beta2.ChannelVersionAssignment{{Channel: "regular", Version: "1.0.0"}}},
 	}))
-	require.NoError(b, kcp.Client.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig-bench", Namespace: kcpNamespace, Labels: map[string]string{shared.KymaNameLabel: "bench"}},
+	require.NoError(tb, kcp.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig-" + name, Namespace: kcpNamespace, Labels: map[string]string{shared.KymaNameLabel: name}},
 		Data:       map[string][]byte{shared.KubeconfigSecretKey: runtimeConfig},
 	}))
-	kyma := &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: kcpNamespace}, Spec: v1beta2.KymaSpec{Modules: []v1beta2.Module{{Name: "bench"}}}}
-	kyma.Annotations = map[string]string{shared.SyncNamespaceAnnotation: "bench"}
-	require.NoError(b, kcp.Client.Create(ctx, kyma))
-	key := client.ObjectKey{Namespace: kcpNamespace, Name: "bench-bench"}
-	require.Eventually(b, func() bool {
-		_ = testmodule.MarkAvailable(ctx, runtimeEnv.Client, "bench", "bench-operator")
-		_ = testmodule.SetCRState(ctx, runtimeEnv.Client, "bench", "bench", "Ready")
+	kyma := &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: kcpNamespace}, Spec: v1beta2.KymaSpec{Modules: []v1beta2.Module{{Name: name}}}}
+	kyma.Annotations = map[string]string{shared.SyncNamespaceAnnotation: name}
+	require.NoError(tb, kcp.Client.Create(ctx, kyma))
+	key := client.ObjectKey{Namespace: kcpNamespace, Name: name + "-" + name}
+	require.Eventually(tb, func() bool {
+		_ = testmodule.MarkAvailable(ctx, runtimeEnv.Client, name, name+"-operator")
+		_ = testmodule.SetCRState(ctx, runtimeEnv.Client, name, name, "Ready")
 		mf := &v1beta2.Manifest{}
 		return kcp.Client.Get(ctx, key, mf) == nil && mf.Status.State == shared.StateReady
 	}, timeout, tick, "the module is installed and Ready")
 
-	var runtimeRequests, kcpWrites atomic.Int64
-	kcpClient := countingClient{Client: operatorClient, writes: &kcpWrites}
+	runtimeRequests, kcpWrites = &atomic.Int64{}, &atomic.Int64{}
+	kcpClient := countingClient{Client: operatorClient, writes: kcpWrites}
 	runtimes := remote.New(operatorClient, kcp.Config, kcp.Scheme, remote.Options{
 		QPS: 10000, Burst: 10000, Timeout: 10 * time.Second,
 		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
-			return countingTransport{next: rt, count: &runtimeRequests}
+			return countingTransport{next: rt, count: runtimeRequests}
 		},
 	}, nil, logr.Discard())
 	fetcher, err := oci.NewFetcher(oci.Options{CacheDir: layerCacheDir})
-	require.NoError(b, err)
+	require.NoError(tb, err)
 	r := &manifestctrl.Reconciler{
 		KCP: kcpClient, Runtimes: runtimes, Events: events.NewFakeRecorder(1000), Parallelism: 8,
 		Requeue: requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
 		Source:  &manifestctrl.LayerSource{Fetcher: fetcher, Renderer: render.New(render.Options{}), Secrets: kcp.Client},
 	}
 	req := ctrl.Request{NamespacedName: key}
-	_, err = r.Reconcile(ctx, req) // warm: the runtime connection, discovery, the render cache
-	require.NoError(b, err)
+	reconcile = func() error {
+		_, err := r.Reconcile(ctx, req)
+		return err
+	}
+	require.NoError(tb, reconcile()) // warm: the runtime connection, discovery, the render cache
 	runtimeRequests.Store(0)
 	kcpWrites.Store(0)
+	return reconcile, runtimeRequests, kcpWrites
+}
+
+// TestManifestNoOpReconcileOnlyReads holds a resync of a module in place to
+// its budget: no KCP write, and one runtime read per applied object (CRD,
+// Deployment, ConfigMap) and one of the module CR. The Deployment, read
+// whole for the in-place check, also answers readiness.
+func TestManifestNoOpReconcileOnlyReads(t *testing.T) {
+	reconcile, runtimeRequests, kcpWrites := noOpManifest(t, "noop")
+	require.NoError(t, reconcile())
+	assert.Equal(t, int64(0), kcpWrites.Load(), "KCP writes")
+	assert.Equal(t, int64(4), runtimeRequests.Load(), "runtime requests")
+}
+
+// BenchmarkManifestNoOpReconcile reports what a resync of a module in
+// place costs: runtime API requests and KCP writes per reconcile (the goal:
+// reads only, no writes, no layer download), time and allocations.
+func BenchmarkManifestNoOpReconcile(b *testing.B) {
+	reconcile, runtimeRequests, kcpWrites := noOpManifest(b, "bench")
 	b.ReportAllocs()
 	b.ResetTimer()
 	n := 0
 	for b.Loop() {
-		if _, err := r.Reconcile(ctx, req); err != nil {
+		if err := reconcile(); err != nil {
 			b.Fatal(err)
 		}
 		n++

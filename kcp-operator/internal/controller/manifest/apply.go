@@ -29,8 +29,8 @@ const crdEstablishTimeout = 30 * time.Second
 
 // apply server-side applies the objects: CRDs first (and waits until they
 // are established), then namespaces, then the rest in parallel. It returns
-// the fingerprint of what the API server stored.
-func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured) (string, error) {
+// what the API server stored.
+func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured) (*versionSet, error) {
 	var crds, namespaces, rest []*unstructured.Unstructured
 	for _, o := range objs {
 		switch {
@@ -45,15 +45,15 @@ func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, objs []*unst
 	versions := newVersions()
 	for _, batch := range [][]*unstructured.Unstructured{crds, namespaces, rest} {
 		if err := r.applyBatch(ctx, rt, batch, versions); err != nil {
-			return "", err
+			return nil, err
 		}
 		if len(batch) > 0 && isCRD(batch[0].GroupVersionKind()) {
 			if err := waitEstablished(ctx, rt, batch); err != nil {
-				return "", err
+				return nil, err
 			}
 		}
 	}
-	return versions.fingerprint(), nil
+	return versions, nil
 }
 
 func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, batch []*unstructured.Unstructured, versions *versionSet) error {
@@ -68,15 +68,19 @@ func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, batch [
 }
 
 // inPlace reports whether every object of the last apply still exists
-// unchanged, by reading object metadata only.
-func (r *Reconciler) inPlace(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured, want string) (bool, error) {
+// unchanged. It reads workloads whole, which readiness needs next, and of
+// the other objects only their metadata.
+func (r *Reconciler) inPlace(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured, want string) (*versionSet, bool, error) {
 	versions := newVersions()
 	missing := false
 	var mu sync.Mutex
 	err := forEach(ctx, r.Parallelism, objs, func(ctx context.Context, o *unstructured.Unstructured) error {
-		m := &metav1.PartialObjectMetadata{}
-		m.SetGroupVersionKind(o.GroupVersionKind())
-		err := rt.Get(ctx, client.ObjectKeyFromObject(o), m)
+		var current client.Object = &metav1.PartialObjectMetadata{}
+		if isWorkload(o.GroupVersionKind()) {
+			current = &unstructured.Unstructured{}
+		}
+		current.GetObjectKind().SetGroupVersionKind(o.GroupVersionKind())
+		err := rt.Get(ctx, client.ObjectKeyFromObject(o), current)
 		switch {
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 			mu.Lock()
@@ -86,13 +90,13 @@ func (r *Reconciler) inPlace(ctx context.Context, rt *remote.Runtime, objs []*un
 		case err != nil:
 			return fmt.Errorf("reading %s: %w", describe(o), err)
 		}
-		versions.add(m)
+		versions.add(current)
 		return nil
 	})
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	return !missing && versions.fingerprint() == want, nil
+	return versions, !missing && versions.fingerprint() == want, nil
 }
 
 // prune deletes what an earlier apply placed and the render no longer has.
@@ -188,13 +192,15 @@ func describe(o client.Object) string {
 
 // versionSet collects what identifies the stored version of each object:
 // its generation where the API server keeps one (spec edits change it,
-// status updates do not), else its resource version.
+// status updates do not), else its resource version. It keeps the
+// workloads it saw whole, so that readiness need not read them again.
 type versionSet struct {
-	mu      sync.Mutex
-	entries []string
+	mu        sync.Mutex
+	entries   []string
+	workloads map[string]*unstructured.Unstructured
 }
 
-func newVersions() *versionSet { return &versionSet{} }
+func newVersions() *versionSet { return &versionSet{workloads: map[string]*unstructured.Unstructured{}} }
 
 func (v *versionSet) add(o client.Object) {
 	version := "g" + strconv.FormatInt(o.GetGeneration(), 10)
@@ -204,6 +210,19 @@ func (v *versionSet) add(o client.Object) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.entries = append(v.entries, describe(o)+"="+version)
+	if u, ok := o.(*unstructured.Unstructured); ok && isWorkload(u.GroupVersionKind()) {
+		v.workloads[describe(o)] = u
+	}
+}
+
+// workload returns the stored copy of o when the set saw it, else nil.
+func (v *versionSet) workload(o client.Object) *unstructured.Unstructured {
+	if v == nil {
+		return nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.workloads[describe(o)]
 }
 
 func (v *versionSet) fingerprint() string {

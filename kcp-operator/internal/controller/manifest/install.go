@@ -59,15 +59,17 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 	synced := resourcesOf(rendered.Objects)
 	record := appliedRecord(mf)
 	renderHash, fingerprint, _ := strings.Cut(record, "/")
-	inPlace := false
+	var (
+		stored  *versionSet
+		inPlace bool
+	)
 	if renderHash == rendered.Hash {
-		if inPlace, err = r.inPlace(ctx, rt, rendered.Objects, fingerprint); err != nil {
+		if stored, inPlace, err = r.inPlace(ctx, rt, rendered.Objects, fingerprint); err != nil {
 			return failed(mf, v1beta2.ConditionResources, "RuntimeUnreachable", err), err
 		}
 	}
 	if !inPlace {
-		fingerprint, err = r.apply(ctx, rt, rendered.Objects)
-		if err != nil {
+		if stored, err = r.apply(ctx, rt, rendered.Objects); err != nil {
 			return failed(mf, v1beta2.ConditionResources, "ApplyFailed", err), err
 		}
 		if err := r.prune(ctx, rt, mf.Status.Synced, synced); err != nil {
@@ -79,7 +81,7 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 			// changed a module that was in place (new version, drift repaired).
 			r.event(mf, false, "Applied", fmt.Sprintf("applied %d objects of version %s", len(rendered.Objects), mf.Spec.Version))
 		}
-		record = rendered.Hash + "/" + fingerprint
+		record = rendered.Hash + "/" + stored.fingerprint()
 	}
 	obs := observation{synced: synced, applied: record, conditions: []metav1.Condition{
 		condition(v1beta2.ConditionResources, true, "Applied", fmt.Sprintf("%d objects in place", len(synced))),
@@ -88,7 +90,7 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 	if err != nil {
 		return withFailure(obs, v1beta2.ConditionModuleCR, "ModuleCRFailed", err), err
 	}
-	workState, workMsg, err := workloadsReady(ctx, rt, rendered.Objects)
+	workState, workMsg, err := workloadsReady(ctx, rt, rendered.Objects, stored)
 	if err != nil {
 		return withFailure(obs, v1beta2.ConditionInstallation, "ReadinessUnknown", err), err
 	}
