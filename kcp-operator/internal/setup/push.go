@@ -9,8 +9,10 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -26,6 +28,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/carotation"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
+	"github.com/lifecycle-manager/kcp-operator/internal/pkiclient"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
@@ -48,13 +51,11 @@ type pushPath struct {
 }
 
 func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Options, reg prometheus.Registerer, log logr.Logger) (*pushPath, error) {
-	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	c, err := newPKIClient(mgr, certOpts)
 	if err != nil {
-		return nil, fmt.Errorf("creating the PKI's client: %w", err)
+		return nil, err
 	}
-	// The PKI reads Secrets the cache does not hold (it holds only the
-	// Secrets of Kymas), so it gets a direct client.
-	p, err := pushpki.New(direct, certOpts, reg, log.WithName("certs"))
+	p, err := pushpki.New(c, certOpts, reg, log.WithName("certs"))
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +63,7 @@ func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Opti
 		return nil, fmt.Errorf("adding the certificate rotation: %w", err)
 	}
 	trigger := &carotation.Trigger{
-		Client: direct, Bundle: client.ObjectKey{Namespace: certOpts.Namespace, Name: certOpts.BundleSecret},
+		Client: c, Bundle: client.ObjectKey{Namespace: certOpts.Namespace, Name: certOpts.BundleSecret},
 		Rotator: p.Rotator, Interval: 5 * time.Second, Log: log.WithName("ca-rotation"),
 	}
 	if err := mgr.Add(trigger); err != nil {
@@ -76,6 +77,31 @@ func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Opti
 		return nil, err
 	}
 	return pp, nil
+}
+
+// newPKIClient is the PKI's client: it reads agent certificates from the
+// manager's cache (they carry the Kyma label), its own Secrets from a small
+// cache added to the manager, and only what neither holds from the API
+// server.
+func newPKIClient(mgr manager.Manager, certOpts config.Options) (*pkiclient.Client, error) {
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
+	if err != nil {
+		return nil, fmt.Errorf("creating the PKI's client: %w", err)
+	}
+	own, err := pkiclient.NewSingletonCache(mgr.GetConfig(),
+		cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()},
+		certOpts.Namespace, certOpts.EndpointNamespace)
+	if err != nil {
+		return nil, err
+	}
+	// Registered now, so that the manager waits for it before the rotator starts.
+	if _, err := own.GetInformer(context.Background(), &corev1.Secret{}); err != nil {
+		return nil, fmt.Errorf("watching the PKI's Secrets: %w", err)
+	}
+	if err := mgr.Add(own); err != nil {
+		return nil, fmt.Errorf("adding the cache of the PKI's Secrets: %w", err)
+	}
+	return &pkiclient.Client{Client: direct, Secrets: []client.Reader{mgr.GetCache(), own}, Kymas: mgr.GetCache()}, nil
 }
 
 func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg prometheus.Registerer, log logr.Logger) error {

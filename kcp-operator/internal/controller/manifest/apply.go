@@ -200,7 +200,9 @@ type versionSet struct {
 	workloads map[string]*unstructured.Unstructured
 }
 
-func newVersions() *versionSet { return &versionSet{workloads: map[string]*unstructured.Unstructured{}} }
+func newVersions() *versionSet {
+	return &versionSet{workloads: map[string]*unstructured.Unstructured{}}
+}
 
 func (v *versionSet) add(o client.Object) {
 	version := "g" + strconv.FormatInt(o.GetGeneration(), 10)
