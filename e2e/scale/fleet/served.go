@@ -3,30 +3,43 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/lifecycle-manager/e2e/harness"
 	"github.com/lifecycle-manager/e2e/scale/metrics"
+	"github.com/lifecycle-manager/e2e/scale/proc"
 	"github.com/lifecycle-manager/e2e/scale/report"
 )
 
 // served is what the API servers answered, per "VERB resource": the KCP
 // and all runtime servers summed. The harness's own requests are in it
 // too (its kubelet's Deployment status writes in the runtimes, its
-// labelling in the resync wave); the phases say which are theirs.
+// labelling in the resync wave); the phases say which are theirs. cpu is
+// the CPU seconds of each program on the machine, which all share its
+// cores.
 type served struct {
 	kcp, runtime map[string]float64
+	cpu          map[string]float64
 }
 
-// readServed scrapes every API server's request counters.
+// readServed scrapes every API server's request counters and reads the
+// CPU time of every program.
 func (f *Fleet) readServed(ctx context.Context) (served, error) {
 	kcp, err := scrapeServer(ctx, f.KCP)
 	if err != nil {
 		return served{}, err
 	}
-	s := served{kcp: kcp, runtime: map[string]float64{}}
+	cpu, err := proc.Default.CPUByProgram(f.program)
+	if err != nil {
+		return served{}, err
+	}
+	s := served{kcp: kcp, runtime: map[string]float64{}, cpu: cpu}
 	for _, c := range f.Servers {
 		counts, err := scrapeServer(ctx, c)
 		if err != nil {
@@ -39,10 +52,32 @@ func (f *Fleet) readServed(ctx context.Context) (served, error) {
 	return s, nil
 }
 
-// servedSince is the requests answered between two readings, without the
-// entries that did not move.
+// servedSince is the requests answered and the CPU time spent between two
+// readings, without the entries that did not move.
 func servedSince(before, after served) *report.Served {
-	return &report.Served{KCP: moved(before.kcp, after.kcp), Runtime: moved(before.runtime, after.runtime)}
+	return &report.Served{KCP: moved(before.kcp, after.kcp), Runtime: moved(before.runtime, after.runtime),
+		CPUSeconds: moved(before.cpu, after.cpu)}
+}
+
+// program names the part of the run a process is, for CPUByProgram.
+func (f *Fleet) program(pid int, argv []string) string {
+	if pid == os.Getpid() {
+		return "harness"
+	}
+	switch filepath.Base(argv[0]) {
+	case "kcp-operator":
+		return "operator"
+	case "skr-agent":
+		return "agents"
+	case "etcd":
+		return "etcd"
+	case "kube-apiserver":
+		if u, err := url.Parse(f.KCP.Config.Host); err == nil && slices.Contains(argv, "--secure-port="+u.Port()) {
+			return "KCP API server"
+		}
+		return "runtime API servers"
+	}
+	return ""
 }
 
 func moved(a, b map[string]float64) map[string]float64 {

@@ -141,3 +141,41 @@ func (r Reader) LoadAverage() ([3]float64, error) {
 	}
 	return out, nil
 }
+
+// CPUByProgram sums the CPU seconds of the running processes per group;
+// classify names a process's group from its command line (argv), or ""
+// to leave it out. Processes that ended are not counted, so take the
+// difference of two calls over a phase in which the programs ran
+// throughout.
+func (r Reader) CPUByProgram(classify func(pid int, argv []string) string) (map[string]float64, error) {
+	entries, err := os.ReadDir(r.Root)
+	if err != nil {
+		return nil, fmt.Errorf("listing processes: %w", err)
+	}
+	out := map[string]float64{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue // not a process
+		}
+		dir := filepath.Join(r.Root, e.Name())
+		cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		group := classify(pid, strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"))
+		if group == "" {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue
+		}
+		cpu, err := parseStatCPU(stat)
+		if err != nil {
+			return nil, fmt.Errorf("process %d: %w", pid, err)
+		}
+		out[group] += cpu
+	}
+	return out, nil
+}

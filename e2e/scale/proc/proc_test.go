@@ -3,6 +3,7 @@ package proc_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,4 +50,30 @@ func TestMachineAndLoad(t *testing.T) {
 	load, err := proc.Default.LoadAverage()
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, load[0], 0.0)
+}
+
+func TestCPUByProgram(t *testing.T) {
+	root := t.TempDir()
+	process := func(pid, argv0 string, ticks int) {
+		dir := filepath.Join(root, pid)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		stat := pid + " (x) S 1 1 1 0 -1 0 0 0 0 0 " + strconv.Itoa(ticks) + " 0 0 0 20 0 1 0 1 1 1\n"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "cmdline"), []byte(argv0+"\x00--flag=1\x00"), 0o644))
+	}
+	process("10", "/bin/etcd", 150)
+	process("11", "/bin/etcd", 50)
+	process("12", "/bin/kcp-operator", 300)
+	process("13", "/bin/bash", 999)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "self"), 0o755), "not a process")
+
+	got, err := proc.Reader{Root: root}.CPUByProgram(func(pid int, argv []string) string {
+		assert.Equal(t, "--flag=1", argv[1], "arguments split at NUL, without the trailing one")
+		if base := filepath.Base(argv[0]); base != "bash" {
+			return base
+		}
+		return ""
+	})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{"etcd": 2, "kcp-operator": 3}, got)
 }

@@ -79,10 +79,12 @@ type Convergence struct {
 
 // Served is what the API servers answered during a phase, per
 // "VERB resource" (from their apiserver_request_total): the KCP's, and
-// the runtime servers' summed.
+// the runtime servers' summed; and the CPU seconds each program of the
+// run spent meanwhile (operator, API servers, etcd, agents, harness).
 type Served struct {
-	KCP     map[string]float64 `json:"kcp"`
-	Runtime map[string]float64 `json:"runtime"`
+	KCP        map[string]float64 `json:"kcp"`
+	Runtime    map[string]float64 `json:"runtime"`
+	CPUSeconds map[string]float64 `json:"cpuSecondsByProgram"`
 }
 
 // Operator is the operator process's memory.

@@ -32,6 +32,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if sv := cv.Served; sv != nil {
 			row("KCP server answered", TopServed(sv.KCP, 10))
 			row("runtime servers answered", TopServed(sv.Runtime, 10))
+			row("CPU seconds by program", TopServed(sv.CPUSeconds, 10))
 		}
 	}
 	o := r.Operator
