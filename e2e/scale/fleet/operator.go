@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
+
+	"k8s.io/client-go/rest"
 
 	"github.com/lifecycle-manager/e2e/harness"
 )
@@ -88,26 +91,45 @@ func (op *operator) healthy(ctx context.Context) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// profileCPU saves a CPU profile of the operator's next seconds into
-// OutDir/name in the background; it does nothing without ProfileSeconds.
+// profileCPU saves CPU profiles of the operator, the KCP API server and the
+// first runtime API server over the next seconds into OutDir/<who>-name in
+// the background; it does nothing without ProfileSeconds.
 func (f *Fleet) profileCPU(ctx context.Context, name string) {
 	if f.opts.ProfileSeconds == 0 || f.Operator == nil || f.Operator.PprofAddr == "" {
 		return
 	}
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", f.Operator.PprofAddr, f.opts.ProfileSeconds)
-	go func() {
-		if err := download(ctx, url, filepath.Join(f.opts.OutDir, name)); err != nil {
-			f.opts.Progress("profile %s: %v", name, err)
-		}
-	}()
+	query := fmt.Sprintf("/debug/pprof/profile?seconds=%d", f.opts.ProfileSeconds)
+	targets := map[string]struct {
+		url string
+		cfg *rest.Config
+	}{
+		"operator":          {"http://" + f.Operator.PprofAddr + query, nil},
+		"kcp-apiserver":     {strings.TrimSuffix(f.KCP.Config.Host, "/") + query, f.KCP.Config},
+		"runtime-apiserver": {strings.TrimSuffix(f.Servers[0].Config.Host, "/") + query, f.Servers[0].Config},
+	}
+	for who, t := range targets {
+		go func() {
+			hc := http.DefaultClient
+			if t.cfg != nil {
+				var err error
+				if hc, err = rest.HTTPClientFor(t.cfg); err != nil {
+					f.opts.Progress("profile %s: %v", who, err)
+					return
+				}
+			}
+			if err := download(ctx, hc, t.url, filepath.Join(f.opts.OutDir, who+"-"+name)); err != nil {
+				f.opts.Progress("profile %s %s: %v", who, name, err)
+			}
+		}()
+	}
 }
 
-func download(ctx context.Context, url, path string) error {
+func download(ctx context.Context, hc *http.Client, url, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}
