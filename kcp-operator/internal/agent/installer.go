@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,9 @@ func NewInstaller(opts Options, renderer *render.Renderer) (*Installer, error) {
 type Status struct {
 	Ready   bool
 	Message string
+	// Created is when the agent's Deployment was created; zero when it does
+	// not exist.
+	Created time.Time
 }
 
 // Install applies the agent of kyma's runtime when its chart values changed
@@ -152,9 +156,10 @@ func deploymentStatus(ctx context.Context, rt *remote.Runtime) (Status, error) {
 		want = *d.Spec.Replicas
 	}
 	if d.Status.AvailableReplicas < 1 {
-		return Status{Message: fmt.Sprintf("the agent is not available yet (0 of %d replicas)", want)}, nil
+		return Status{Message: fmt.Sprintf("the agent is not available yet (0 of %d replicas)", want), Created: d.CreationTimestamp.Time}, nil
 	}
-	return Status{Ready: true, Message: fmt.Sprintf("the agent runs (%d of %d replicas available)", d.Status.AvailableReplicas, want)}, nil
+	return Status{Ready: true, Message: fmt.Sprintf("the agent runs (%d of %d replicas available)", d.Status.AvailableReplicas, want),
+		Created: d.CreationTimestamp.Time}, nil
 }
 
 // apply applies the rendered objects and deletes the chart's objects that

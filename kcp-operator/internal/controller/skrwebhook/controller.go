@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,7 +49,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	cond := r.install(ctx, kyma)
+	cond, agentStatus := r.install(ctx, kyma)
+	if wait := r.startingUp(kyma, cond, agentStatus); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	if err := r.writeCondition(ctx, kyma, cond); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -58,10 +62,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: r.Resync}, nil
 }
 
-// install does the work and describes the outcome as the condition.
-func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) metav1.Condition {
-	notReady := func(reason string, err error) metav1.Condition {
-		return metav1.Condition{Type: v1beta2.ConditionSKRWebhook, Status: metav1.ConditionFalse, Reason: reason, Message: err.Error()}
+// reasonNotReady is the condition's reason while the agent's Deployment
+// is not available.
+const reasonNotReady = "AgentNotReady"
+
+// startingUp returns how long to wait before reporting a new agent that is
+// not available yet, or 0 to report now. A new agent is never available at
+// once, and saying so cost each new Kyma a write and a reconcile of its
+// own; one still unavailable a retry interval after its Deployment was
+// created is reported. An agent that was reported before is reported at once.
+func (r *Reconciler) startingUp(kyma *v1beta2.Kyma, cond metav1.Condition, st agent.Status) time.Duration {
+	if cond.Reason != reasonNotReady || st.Created.IsZero() ||
+		meta.FindStatusCondition(kyma.Status.Conditions, v1beta2.ConditionSKRWebhook) != nil {
+		return 0
+	}
+	// The API server stores the creation time to the second.
+	return max(0, time.Until(st.Created.Add(r.Retry+time.Second)))
+}
+
+// install does the work and describes the outcome as the condition, with
+// the agent's status when it got that far.
+func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) (_ metav1.Condition, status agent.Status) {
+	notReady := func(reason string, err error) (metav1.Condition, agent.Status) {
+		return metav1.Condition{Type: v1beta2.ConditionSKRWebhook, Status: metav1.ConditionFalse, Reason: reason, Message: err.Error()}, status
 	}
 	res, err := r.PKI.EnsureKyma(ctx, kyma)
 	switch {
@@ -76,15 +99,15 @@ func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) metav1.Con
 	if err != nil {
 		return notReady("RuntimeUnreachable", err)
 	}
-	status, err := r.installInto(ctx, kyma, rt, res.Material)
+	status, err = r.installInto(ctx, kyma, rt, res.Material)
 	if err != nil {
 		r.Runtimes.Forget(rt, err)
 		return notReady("InstallError", err)
 	}
 	if !status.Ready {
-		return notReady("AgentNotReady", errors.New(status.Message))
+		return notReady(reasonNotReady, errors.New(status.Message))
 	}
-	return metav1.Condition{Type: v1beta2.ConditionSKRWebhook, Status: metav1.ConditionTrue, Reason: "AgentReady", Message: status.Message}
+	return metav1.Condition{Type: v1beta2.ConditionSKRWebhook, Status: metav1.ConditionTrue, Reason: "AgentReady", Message: status.Message}, status
 }
 
 func (r *Reconciler) installInto(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, m tlssecret.Material) (agent.Status, error) {
