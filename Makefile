@@ -82,15 +82,17 @@ bench: ## Run the benchmarks of every module.
 ##@ Code
 
 .PHONY: generate
-generate: ## Generate deepcopy functions and CRD YAML of the API; copy the agent chart into the operator.
+generate: ## Generate deepcopy functions and CRD YAML of the API; copy the CRDs into the operator's chart and the agent chart into the operator.
 	cd api && $(CONTROLLER_GEN) object paths=./shared/... paths=./v1beta2/... \
 		crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases
+	cp api/config/crd/bases/*.yaml charts/kcp-operator/crds/
 	hack/sync-agent-chart.sh
 
 .PHONY: verify-generated
 verify-generated: generate ## Fail when generated code or CRDs are stale.
-	@if [[ -n "$$(git status --porcelain -- api kcp-operator/internal/agent/chart)" ]]; then \
-		git status --porcelain -- api kcp-operator/internal/agent/chart; git --no-pager diff --stat -- api kcp-operator/internal/agent/chart; \
+	@if [[ -n "$$(git status --porcelain -- api charts/kcp-operator/crds kcp-operator/internal/agent/chart)" ]]; then \
+		git status --porcelain -- api charts/kcp-operator/crds kcp-operator/internal/agent/chart; \
+		git --no-pager diff --stat -- api charts/kcp-operator/crds kcp-operator/internal/agent/chart; \
 		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; \
 	fi
 

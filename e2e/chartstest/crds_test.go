@@ -10,8 +10,7 @@ import (
 )
 
 // TestChartCRDsAreTheGeneratedOnes keeps charts/kcp-operator/crds equal to
-// api/config/crd/bases: regenerate the CRDs, then copy them
-// (cp api/config/crd/bases/*.yaml charts/kcp-operator/crds/).
+// api/config/crd/bases: make generate writes both.
 func TestChartCRDsAreTheGeneratedOnes(t *testing.T) {
 	generated := filepath.Join(repoRoot, "api", "config", "crd", "bases")
 	chartCRDs := filepath.Join(chartDir, "crds")
@@ -23,7 +22,7 @@ func TestChartCRDsAreTheGeneratedOnes(t *testing.T) {
 		require.NoError(t, err)
 		got, err := os.ReadFile(filepath.Join(chartCRDs, name))
 		require.NoError(t, err)
-		assert.Equal(t, string(src), string(got), "%s is stale: cp api/config/crd/bases/*.yaml charts/kcp-operator/crds/", name)
+		assert.Equal(t, string(src), string(got), "%s is stale: run make generate", name)
 	}
 }
 
