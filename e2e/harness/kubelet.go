@@ -119,7 +119,7 @@ func AgentProcess(bin, logPath, tlsDir string, d *appsv1.Deployment, webhookPort
 	env := agentEnv(d)
 	return &Process{
 		Name: "skr-agent", Bin: bin, Log: logPath,
-		Args: append(append([]string{}, d.Spec.Template.Spec.Containers[0].Args...), "--bind-address=127.0.0.1", "--cert-reload-interval=500ms"),
+		Args: append(append([]string{}, d.Spec.Template.Spec.Containers[0].Args...), "--bind-address=127.0.0.1", "--cert-reload-interval=500ms", "--log-level=debug"),
 		Env: []string{
 			"KCP_ADDR=" + env["KCP_ADDR"], "KCP_CONTRACT=" + env["KCP_CONTRACT"],
 			"CA_CERT=" + filepath.Join(tlsDir, "ca.crt"), "TLS_CERT=" + filepath.Join(tlsDir, "tls.crt"), "TLS_KEY=" + filepath.Join(tlsDir, "tls.key"),

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/e2e/harness"
@@ -90,11 +91,36 @@ func TestADeletedModuleDeploymentComesBackByPush(t *testing.T) {
 	require.NoError(t, rt.Client.Delete(t.Context(), dep))
 
 	step(t, "Then the drift watch reports it and the operator restores it")
-	require.Eventually(t, func() bool {
+	restored := assert.Eventually(t, func() bool {
 		d, err := deployment(t, rt, harness.SampleDeployment)
 		return err == nil && d.UID != dep.UID
 	}, timeout, tick)
+	if !restored {
+		describeModule(t, rt, harness.SampleDeployment)
+		t.FailNow()
+	}
 	t.Logf("deleted → restored: %v", time.Since(deleted).Round(time.Millisecond))
+}
+
+// describeModule logs what a failed drift repair left behind: the
+// Deployment in the runtime and the Manifest in the KCP.
+func describeModule(t *testing.T, rt *harness.Runtime, name string) {
+	t.Helper()
+	d, err := deployment(t, rt, name)
+	if err != nil {
+		t.Logf("Deployment %s: %v", name, err)
+	} else {
+		t.Logf("Deployment %s: uid %s, generation %d, deleting since %v, finalizers %v", name, d.UID, d.Generation,
+			d.DeletionTimestamp, d.Finalizers)
+	}
+	mf := &v1beta2.Manifest{}
+	key := client.ObjectKey{Namespace: harness.Namespace, Name: rt.KymaName + "-sample"}
+	if err := h.KCP.Client.Get(t.Context(), key, mf); err != nil {
+		t.Logf("Manifest %s: %v", key, err)
+		return
+	}
+	t.Logf("Manifest %s: state %s, %q, applied %q, conditions %+v", key, mf.Status.State,
+		mf.Status.LastOperation.Operation, mf.Status.Applied, mf.Status.Conditions)
 }
 
 func TestTheAgentSecretDeletedIsRecreatedAndEventsFlow(t *testing.T) {

@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/lifecycle-manager/listener/event"
 	"github.com/lifecycle-manager/listener/eventsource"
@@ -106,4 +109,30 @@ func TestPushedRequestsGoBeforeBackgroundWork(t *testing.T) {
 	item, priority, _ := q.GetWithPriority()
 	assert.Equal(t, "pushed", item)
 	assert.Equal(t, eventsource.Priority, priority)
+}
+
+// TestRecheckFromAChannelSourceHandler enqueues through controller-runtime's
+// Channel source, as the operator's drift events do: its handler's context
+// ends when the handler returns, long before the recheck is due, and the
+// recheck must come all the same.
+func TestRecheckFromAChannelSourceHandler(t *testing.T) {
+	const delay = 200 * time.Millisecond
+	q := priorityqueue.New[string]("test")
+	t.Cleanup(q.ShutDown)
+	events := make(chan ctrlevent.TypedGenericEvent[string], 1)
+	src := source.TypedChannel[string, string](events, handler.TypedFuncs[string, string]{
+		GenericFunc: func(_ context.Context, e ctrlevent.TypedGenericEvent[string], q workqueue.TypedRateLimitingInterface[string]) {
+			eventsource.EnqueueWithRecheck(q, e.Object, delay)
+		},
+	})
+	require.NoError(t, src.Start(t.Context(), q))
+	events <- ctrlevent.TypedGenericEvent[string]{Object: "manifest-1"}
+	got := handOut(q)
+	first := <-got
+	select {
+	case second := <-got:
+		assert.GreaterOrEqual(t, second.Sub(first), delay-10*time.Millisecond)
+	case <-time.After(10 * delay):
+		t.Fatal("the recheck never came")
+	}
 }

@@ -81,7 +81,7 @@ func (s *eventSource[R]) Start(ctx context.Context, q workqueue.TypedRateLimitin
 	go func() {
 		err := s.consumer.Consume(ctx, s.manager, func(ev event.Event) {
 			for _, req := range s.mapFn(ctx, ev) {
-				EnqueueWithRecheck(ctx, q, req, s.opts.recheck)
+				EnqueueWithRecheck(q, req, s.opts.recheck)
 			}
 		})
 		if err != nil {
@@ -104,15 +104,14 @@ const Priority = 100
 //
 // The second add is a timer of its own, not q.AddAfter: a priority queue
 // merges an item that is still waiting with a delayed add of the same item
-// into one, at the earlier time, which would drop the recheck.
-func EnqueueWithRecheck[R comparable](ctx context.Context, q workqueue.TypedRateLimitingInterface[R], req R, recheck time.Duration) {
+// into one, at the earlier time, which would drop the recheck. The timer
+// is bound to no context: controller-runtime cancels the context of an
+// event handler as soon as the handler returns, so a timer that checked it
+// never added anything. A queue that shut down meanwhile ignores the add.
+func EnqueueWithRecheck[R comparable](q workqueue.TypedRateLimitingInterface[R], req R, recheck time.Duration) {
 	enqueue(q, req)
 	if recheck > 0 {
-		time.AfterFunc(recheck, func() {
-			if ctx.Err() == nil {
-				enqueue(q, req)
-			}
-		})
+		time.AfterFunc(recheck, func() { enqueue(q, req) })
 	}
 }
 

@@ -162,9 +162,9 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 // enqueueWithRecheck enqueues the object of a drift event at once and
 // again after delay, for the reason eventsource.WithRecheck gives.
 func enqueueWithRecheck(delay time.Duration) handler.EventHandler {
-	return handler.Funcs{GenericFunc: func(ctx context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	return handler.Funcs{GenericFunc: func(_ context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}
-		eventsource.EnqueueWithRecheck(ctx, q, req, delay)
+		eventsource.EnqueueWithRecheck(q, req, delay)
 	}}
 }
 
