@@ -58,10 +58,12 @@ func (f *Fleet) MeasureBound(ctx context.Context, workers int) (*report.Bound, e
 }
 
 // boundModels are a Ready Kyma and its Manifests, as the operator wrote them.
+// After a convergence that timed out, not every Kyma is Ready, so it takes
+// the first that is.
 func (f *Fleet) boundModels(ctx context.Context) (*v1beta2.Kyma, []v1beta2.Manifest, error) {
-	kyma := &v1beta2.Kyma{}
-	if err := f.kcp.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: KymaName(0)}, kyma); err != nil {
-		return nil, nil, fmt.Errorf("reading a model Kyma: %w", err)
+	kyma, err := f.firstReadyKyma(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	var list v1beta2.ManifestList
 	if err := f.kcp.List(ctx, &list, client.InNamespace(Namespace),
@@ -72,6 +74,19 @@ func (f *Fleet) boundModels(ctx context.Context) (*v1beta2.Kyma, []v1beta2.Manif
 		return nil, nil, fmt.Errorf("model Kyma %s has %d Manifests, want %d", kyma.Name, len(list.Items), f.opts.Modules)
 	}
 	return kyma, list.Items, nil
+}
+
+func (f *Fleet) firstReadyKyma(ctx context.Context) (*v1beta2.Kyma, error) {
+	for i := range f.opts.Kymas {
+		kyma := &v1beta2.Kyma{}
+		if err := f.kcp.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: KymaName(i)}, kyma); err != nil {
+			return nil, fmt.Errorf("reading a model Kyma: %w", err)
+		}
+		if kyma.Status.State == shared.StateReady && len(kyma.Status.Modules) == f.opts.Modules {
+			return kyma, nil
+		}
+	}
+	return nil, fmt.Errorf("no Kyma is Ready with its %d modules to model the bound on", f.opts.Modules)
 }
 
 func (f *Fleet) boundWrites(ctx context.Context, k *v1beta2.Kyma, status v1beta2.KymaStatus, models []v1beta2.Manifest) error {

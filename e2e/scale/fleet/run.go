@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lifecycle-manager/e2e/scale/plot"
 	"github.com/lifecycle-manager/e2e/scale/proc"
 	"github.com/lifecycle-manager/e2e/scale/report"
 	"github.com/lifecycle-manager/e2e/scale/stats"
@@ -62,7 +63,11 @@ func (ru *run) phases(ctx context.Context) error {
 		ru.opts.Progress("phase %s", s.name)
 		if err := s.fn(ctx); err != nil {
 			ru.r.Incomplete = fmt.Sprintf("%s: %v", s.name, err)
-			return fmt.Errorf("phase %s: %w", s.name, err)
+			err = fmt.Errorf("phase %s: %w", s.name, err)
+			if s.name == "convergence" && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				err = errors.Join(err, ru.boundAfterTimeout(ctx))
+			}
+			return err
 		}
 		if load, err := proc.Default.LoadAverage(); err == nil {
 			ru.r.Load[s.name] = load[0]
@@ -130,6 +135,9 @@ func (ru *run) converge(ctx context.Context) error {
 	}
 	if last := ru.ready.ready; len(last) > 0 {
 		conv.Ready = int(last[len(last)-1].Y)
+		if err != nil {
+			conv.ProjectedSeconds = projectReady(last, ru.opts.Kymas)
+		}
 	}
 	ru.r.Convergence = conv
 	ru.r.Operator.PeakRSS = max(ru.ready.peakRSS, end.usage.PeakRSS)
@@ -149,10 +157,36 @@ func (ru *run) bound(ctx context.Context) error {
 		return err
 	}
 	ru.r.Bound = b
-	ru.r.Convergence.RatioToBound = stats.Ratio(ru.r.Convergence.Seconds, b.Seconds)
+	ru.r.Convergence.RatioToBound = stats.Ratio(ru.r.Convergence.Until(), b.Seconds)
 	ru.opts.Progress("bare client: %d writes in %.1f s (%.0f/s); the operator took %.1f× that",
 		b.Writes, b.Seconds, b.WritesPerSecond, ru.r.Convergence.RatioToBound)
 	return nil
+}
+
+// boundAfterTimeout still measures the bound when the operator ran out of
+// --ready-timeout, so that a run too long for its budget reports its
+// projected ratio. The operator is stopped first: the bound must not share
+// the machine with its unfinished work.
+func (ru *run) boundAfterTimeout(ctx context.Context) error {
+	if ru.r.Convergence == nil || ru.r.Convergence.Ready == 0 || ru.f.Operator == nil {
+		return nil
+	}
+	ru.opts.Progress("stopping the operator to measure the bare-client bound of the unfinished run")
+	if err := ru.f.Operator.Stop(); err != nil {
+		return fmt.Errorf("stopping kcp-operator: %w", err)
+	}
+	if err := ru.bound(ctx); err != nil {
+		return fmt.Errorf("phase bound: %w", err)
+	}
+	return nil
+}
+
+func projectReady(ready []plot.XY, total int) float64 {
+	xs, ys := make([]float64, len(ready)), make([]float64, len(ready))
+	for i, p := range ready {
+		xs[i], ys[i] = p.X, p.Y
+	}
+	return stats.Project(xs, ys, float64(total))
 }
 
 func (ru *run) idle(ctx context.Context) error {

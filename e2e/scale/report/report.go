@@ -72,9 +72,22 @@ type Convergence struct {
 	KCPRequestsPerReconcile float64            `json:"kcpRequestsPerReconcile"`
 	RuntimeRequests         float64            `json:"runtimeRequests"`
 	CPUSeconds              float64            `json:"operatorCpuSeconds"`
-	// RatioToBound is Seconds over the bare client's seconds.
+	// ProjectedSeconds, when not every Kyma became Ready in time, is when
+	// all would be at the rate of the run's second half.
+	ProjectedSeconds float64 `json:"projectedSeconds,omitempty"`
+	// RatioToBound is Seconds (or ProjectedSeconds) over the bare client's
+	// seconds.
 	RatioToBound float64 `json:"ratioToBound,omitempty"`
 	Served       *Served `json:"served,omitempty"`
+}
+
+// Until is the time until every Kyma is Ready: measured, or projected when
+// the run stopped before.
+func (c *Convergence) Until() float64 {
+	if c.ProjectedSeconds > 0 {
+		return c.ProjectedSeconds
+	}
+	return c.Seconds
 }
 
 // Served is what the API servers answered during a phase, per

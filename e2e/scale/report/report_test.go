@@ -66,6 +66,9 @@ func TestJudgeNotMet(t *testing.T) {
 		target int
 	}{
 		{"slow convergence", func(r *report.Report) { r.Convergence.RatioToBound = 2.5 }, 0},
+		{"not converged, even if the projection looks fast", func(r *report.Report) {
+			r.Convergence.Ready, r.Convergence.ProjectedSeconds, r.Convergence.RatioToBound = 400, 95, 1.9
+		}, 0},
 		{"busy when idle", func(r *report.Report) { r.Resync.AmortizedCorePercent = 4.5 }, 1},
 		{"slow push", func(r *report.Report) { r.Push.UnderLoad.P99 = 1200 }, 2},
 		{"lost edit", func(r *report.Report) { r.Push.Lost = 1 }, 2},
@@ -117,6 +120,16 @@ func TestTableAndJSON(t *testing.T) {
 	assert.Equal(t, r.Push.UnderLoad, back.Push.UnderLoad)
 	assert.Contains(t, string(raw), `"releaseSpread": "0s"`)
 	assert.Contains(t, string(raw), `"spread": "2m0s"`)
+}
+
+func TestTableOfAnUnfinishedRun(t *testing.T) {
+	r := measured()
+	r.Convergence.Seconds, r.Convergence.Ready, r.Convergence.ProjectedSeconds, r.Convergence.RatioToBound = 300, 400, 600, 12
+	r.Judge()
+	var buf bytes.Buffer
+	require.NoError(t, r.WriteTable(&buf))
+	assert.Contains(t, buf.String(), "not reached: 400 of 1000 Ready after 300 s; all by ~600 s at the second half's rate, ~12.0× the bound")
+	assert.Contains(t, buf.String(), "projected 600 s = 12.0× the bound (50 s)")
 }
 
 func TestBytes(t *testing.T) {

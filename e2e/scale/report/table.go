@@ -24,7 +24,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		row("bare-client bound", fmt.Sprintf("%.1f s for %d writes (%.0f writes/s, %d workers)", b.Seconds, b.Writes, b.WritesPerSecond, b.Workers))
 	}
 	if cv := r.Convergence; cv != nil {
-		row("time until all Ready", fmt.Sprintf("%.1f s (%d of %d Ready), %.2f× the bound", cv.Seconds, cv.Ready, c.Kymas, cv.RatioToBound))
+		if cv.ProjectedSeconds > 0 {
+			row("time until all Ready", fmt.Sprintf("not reached: %d of %d Ready after %.0f s; all by ~%.0f s at the second half's rate, ~%.1f× the bound",
+				cv.Ready, c.Kymas, cv.Seconds, cv.ProjectedSeconds, cv.RatioToBound))
+		} else {
+			row("time until all Ready", fmt.Sprintf("%.1f s (%d of %d Ready), %.2f× the bound", cv.Seconds, cv.Ready, c.Kymas, cv.RatioToBound))
+		}
 		row("reconciles", fmt.Sprintf("%.0f (%.1f/s)", cv.Reconciles, cv.ReconcilesPerSecond))
 		row("KCP API requests", fmt.Sprintf("%.0f (%.1f/s, %.2f per reconcile)", cv.KCPRequests, cv.KCPRequestsPerSecond, cv.KCPRequestsPerReconcile))
 		row("runtime API requests", fmt.Sprintf("%.0f", cv.RuntimeRequests))

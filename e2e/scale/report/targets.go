@@ -44,6 +44,11 @@ func (r *Report) convergenceTarget() Target {
 	if c == nil || b == nil || b.Seconds == 0 || c.Seconds == 0 {
 		return notMeasured(name, goal)
 	}
+	if c.ProjectedSeconds > 0 {
+		value := fmt.Sprintf("not converged: %d Ready after %.0f s; projected %.0f s = %.1f× the bound (%.0f s)",
+			c.Ready, c.Seconds, c.ProjectedSeconds, c.RatioToBound, b.Seconds)
+		return judged(name, goal, value, false, "")
+	}
 	value := fmt.Sprintf("%.0f s = %.2f× the bound (%.0f s)", c.Seconds, c.RatioToBound, b.Seconds)
 	return judged(name, goal, value, c.RatioToBound <= MaxRatioToBound, "")
 }

@@ -76,3 +76,20 @@ func Ratio(a, b float64) float64 {
 func (l *Latency) String() string {
 	return fmt.Sprintf("p50 %.0f ms, p99 %.0f ms, max %.0f ms (%d edits)", l.P50, l.P99, l.Max, l.Count)
 }
+
+// Project returns when a count sampled as points (X seconds, Y count) would
+// reach total at the rate of the samples' second half, which leaves out a
+// slow start. It is 0 when the count reached total already or did not grow
+// in the second half (no honest projection then).
+func Project(xs, ys []float64, total float64) float64 {
+	n := min(len(xs), len(ys))
+	if n < 2 || ys[n-1] >= total {
+		return 0
+	}
+	mid := (n - 1) / 2
+	dx, dy := xs[n-1]-xs[mid], ys[n-1]-ys[mid]
+	if dx <= 0 || dy <= 0 {
+		return 0
+	}
+	return xs[n-1] + (total-ys[n-1])*dx/dy
+}

@@ -1,6 +1,7 @@
 package stats_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -62,4 +63,26 @@ func TestRates(t *testing.T) {
 	got := stats.Rates(samples)
 	assert.Equal(t, []stats.Point{{T: t0.Add(2 * time.Second), V: 10}, {T: t0.Add(4 * time.Second), V: 2}}, got)
 	assert.Empty(t, stats.Rates(samples[:1]))
+}
+
+func TestProject(t *testing.T) {
+	tests := []struct {
+		name   string
+		xs, ys []float64
+		total  float64
+		want   float64
+	}{
+		{"steady rate", []float64{0, 10, 20, 30, 40}, []float64{0, 10, 20, 30, 40}, 100, 100},
+		{"slow start is left out", []float64{0, 10, 20, 30, 40}, []float64{0, 0, 10, 30, 50}, 100, 65},
+		{"already there", []float64{0, 10}, []float64{0, 100}, 100, 0},
+		{"stalled second half", []float64{0, 10, 20, 30}, []float64{0, 50, 50, 50}, 100, 0},
+		{"too few samples", []float64{5}, []float64{1}, 100, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := stats.Project(tt.xs, tt.ys, tt.total); math.Abs(got-tt.want) > 1e-9 {
+				t.Fatalf("Project = %v, want %v", got, tt.want)
+			}
+		})
+	}
 }
