@@ -49,6 +49,7 @@ func parseFlags(args []string) (fleet.Options, error) {
 	fs.IntVar(&o.BoundWorkers, "bound-workers", 32, "concurrency of the bare-client bound; 0 skips it")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Hour, "longest wait for every Kyma to be Ready")
 	fs.IntVar(&o.ProfileSeconds, "profile-seconds", 0, "save CPU profiles of the operator, the KCP API server and a runtime API server (this many seconds) at the start of the convergence and of the resync wave into --out")
+	fs.DurationVar(&o.ProfileConvergenceAfter, "profile-convergence-after", 0, "start the convergence profile this long after the operator")
 	fs.StringVar(&operatorArgs, "operator-args", "", "more operator flags, space separated (tuning experiments)")
 	fs.StringVar(&o.RunDir, "run-dir", filepath.Join(".run", "scale"), "folder for binaries, kubeconfigs and logs (recreated)")
 	fs.StringVar(&o.OutDir, "out", filepath.Join(".run", "scale-report"), "folder for the report and the plots")

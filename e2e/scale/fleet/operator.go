@@ -93,8 +93,9 @@ func (op *operator) healthy(ctx context.Context) bool {
 
 // profileCPU saves CPU profiles of the operator, the KCP API server and the
 // first runtime API server over the next seconds into OutDir/<who>-name in
-// the background; it does nothing without ProfileSeconds.
-func (f *Fleet) profileCPU(ctx context.Context, name string) {
+// the background, starting after a delay; it does nothing without
+// ProfileSeconds.
+func (f *Fleet) profileCPU(ctx context.Context, name string, after time.Duration) {
 	if f.opts.ProfileSeconds == 0 || f.Operator == nil || f.Operator.PprofAddr == "" {
 		return
 	}
@@ -109,6 +110,11 @@ func (f *Fleet) profileCPU(ctx context.Context, name string) {
 	}
 	for who, t := range targets {
 		go func() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(after):
+			}
 			hc := http.DefaultClient
 			if t.cfg != nil {
 				var err error

@@ -113,7 +113,7 @@ func (ru *run) converge(ctx context.Context) error {
 		return err
 	}
 	ru.r.Operator.BaselineRSS = base.usage.RSS
-	f.profileCPU(ctx, "cpu-convergence.pprof")
+	f.profileCPU(ctx, "cpu-convergence.pprof", ru.opts.ProfileConvergenceAfter)
 	wait, cancel := context.WithTimeout(ctx, ru.opts.ReadyTimeout)
 	defer cancel()
 	err = f.watchProgress(wait, start, &ru.ready, "", func(c Census) bool { return c.Ready == ru.opts.Kymas })

@@ -33,7 +33,7 @@ func (ru *run) resyncWave(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.profileCPU(ctx, "cpu-resync-wave.pprof")
+	f.profileCPU(ctx, "cpu-resync-wave.pprof", 0)
 	objects, err := f.touchAll(ctx, strconv.FormatInt(time.Now().Unix(), 10))
 	if err != nil {
 		return err
