@@ -44,7 +44,7 @@ func parseFlags(args []string) (fleet.Options, error) {
 	fs.Float64Var(&o.EditRate, "edit-rate", 4, "runtime edits per second")
 	fs.DurationVar(&o.Idle, "idle", 5*time.Minute, "quiet window with everything Ready")
 	fs.BoolVar(&o.ResyncWave, "resync-wave", true, "force one reconcile of every object and spread its cost over --resync-interval")
-	fs.DurationVar(&o.ResyncInterval, "resync-interval", time.Hour, "the operator's --requeue-success")
+	fs.DurationVar(&o.ResyncInterval, "resync-interval", 2*time.Hour, "the operator's --requeue-success (its default)")
 	fs.DurationVar(&o.ReleaseSpread, "release-spread", 2*time.Minute, "the operator's --template-change-spread; 0 skips the release")
 	fs.IntVar(&o.BoundWorkers, "bound-workers", 32, "concurrency of the bare-client bound; 0 skips it")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Hour, "longest wait for every Kyma to be Ready")

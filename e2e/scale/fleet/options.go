@@ -71,7 +71,7 @@ func (o *Options) Defaults() {
 		o.EditRate = 4
 	}
 	if o.ResyncInterval == 0 {
-		o.ResyncInterval = time.Hour
+		o.ResyncInterval = 2 * time.Hour
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 3 * time.Hour

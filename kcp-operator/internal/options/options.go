@@ -97,7 +97,7 @@ func Default() Options {
 		RuntimeQPS:     20,
 		RuntimeBurst:   40,
 		RuntimeTimeout: 30 * time.Second,
-		RuntimeIdleTTL: 2 * time.Hour,
+		RuntimeIdleTTL: 3 * time.Hour,
 
 		KymaConcurrency:     8,
 		CatalogConcurrency:  4,
@@ -110,7 +110,7 @@ func Default() Options {
 		RegistryTimeout:    time.Minute,
 		RenderCacheEntries: 512,
 
-		RequeueSuccess: time.Hour,
+		RequeueSuccess: 2 * time.Hour,
 		RequeueBusy:    5 * time.Second,
 		RequeueWarning: 2 * time.Minute,
 		RequeueError:   time.Minute,

@@ -35,9 +35,9 @@ func TestFlagsOverrideDefaults(t *testing.T) {
 	o := options.Default()
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	o.Bind(fs)
-	require.NoError(t, fs.Parse([]string{"--namespaces=a,b", "--requeue-success=2h", "--single-cluster"}))
+	require.NoError(t, fs.Parse([]string{"--namespaces=a,b", "--requeue-success=45m", "--single-cluster"}))
 	assert.Equal(t, []string{"a", "b"}, o.Namespaces)
-	assert.Equal(t, 2*time.Hour, o.RequeueSuccess)
+	assert.Equal(t, 45*time.Minute, o.RequeueSuccess)
 	assert.True(t, o.SingleCluster)
 }
 
