@@ -43,10 +43,9 @@ func TestReadsComeFromCaches(t *testing.T) {
 	ctx := t.Context()
 	const ns = "kcp-system"
 	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	secret := func(name string, labels map[string]string) *corev1.Secret {
+	secret := func(name string, labels map[string]string) {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}}
 		require.NoError(t, env.Client.Create(ctx, s))
-		return s
 	}
 	secret("kyma-1-webhook-tls", map[string]string{shared.KymaNameLabel: "kyma-1", shared.PurposeLabel: "agent-tls"})
 	secret("ca-bundle", map[string]string{shared.PurposeLabel: trust.PurposeBundle})
