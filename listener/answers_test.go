@@ -62,9 +62,15 @@ func TestAnswers(t *testing.T) {
 		wantHeader map[string]string
 		wantBody   string
 		wantEvent  bool
+		// wantVersion is the event's OldResourceVersion.
+		wantVersion string
 	}{
-		{name: "accepted v2", path: "/v2/klm/event", body: kymaBody, wantCode: http.StatusAccepted, wantEvent: true},
-		{name: "accepted v1 with owner", path: "/v1/klm/event", body: `{"owner":{"Name":"k"},` + kymaBody[1:], wantCode: http.StatusAccepted, wantEvent: true},
+		{name: "accepted v2", path: "/v2/klm/event", body: kymaBody, wantCode: http.StatusOK, wantEvent: true},
+		{name: "accepted v1 with owner", path: "/v1/klm/event", body: `{"owner":{"Name":"k"},` + kymaBody[1:], wantCode: http.StatusOK, wantEvent: true},
+		{
+			name: "accepted with the pre-write version", path: "/v2/klm/event", body: kymaBody[:len(kymaBody)-1] + `,"oldResourceVersion":"812"}`,
+			wantCode: http.StatusOK, wantEvent: true, wantVersion: "812",
+		},
 		{name: "malformed JSON, not echoed", path: "/v2/klm/event", body: secret, wantCode: http.StatusBadRequest, wantBody: "not a JSON event"},
 		{name: "missing field", path: "/v2/klm/event", body: `{"watched":{"Name":"a"}}`, wantCode: http.StatusBadRequest, wantBody: "missing field watchedGvk.version"},
 		{name: "body over the limit with Content-Length", path: "/v2/klm/event", body: huge, wantCode: http.StatusRequestEntityTooLarge, wantBody: "larger than 1024"},
@@ -72,7 +78,7 @@ func TestAnswers(t *testing.T) {
 			name: "body over the limit without Content-Length", path: "/v2/klm/event",
 			body: iotest.OneByteReader(strings.NewReader(huge)), wantCode: http.StatusRequestEntityTooLarge,
 		},
-		{name: "body within the limit without Content-Length", path: "/v2/klm/event", body: iotest.OneByteReader(strings.NewReader(kymaBody)), wantCode: http.StatusAccepted, wantEvent: true},
+		{name: "body within the limit without Content-Length", path: "/v2/klm/event", body: iotest.OneByteReader(strings.NewReader(kymaBody)), wantCode: http.StatusOK, wantEvent: true},
 		{name: "unknown manager", path: "/v2/nobody/event", body: kymaBody, wantCode: http.StatusNotFound},
 		{name: "unknown contract", path: "/v3/klm/event", body: kymaBody, wantCode: http.StatusNotFound},
 		{name: "unknown path", path: "/v2/klm/events", body: kymaBody, wantCode: http.StatusNotFound},
@@ -115,14 +121,15 @@ func TestAnswers(t *testing.T) {
 			assert.Equal(t, types.NamespacedName{Namespace: "kyma-system", Name: "default"}, ev.Object)
 			assert.Equal(t, schema.GroupVersionKind{Group: "operator.kyma-project.io", Version: "v1beta2", Kind: "Kyma"}, ev.GVK)
 			assert.WithinDuration(t, time.Now(), ev.Received, 5*time.Second)
+			assert.Equal(t, tc.wantVersion, ev.OldResourceVersion)
 		})
 	}
 
 	assert.Equal(t, 1.0, metric(t, f.reg, "listener_verification_failures_total", map[string]string{"reason": "unknown_runtime"}))
 	assert.Equal(t, 1.0, metric(t, f.reg, "listener_verification_failures_total", map[string]string{"reason": "no_runtime_id"}))
-	assert.Equal(t, 3.0, metric(t, f.reg, "listener_requests_total", map[string]string{"manager": manager, "code": "202"}))
+	assert.Equal(t, 4.0, metric(t, f.reg, "listener_requests_total", map[string]string{"manager": manager, "code": "200"}))
 	assert.Equal(t, 1.0, metric(t, f.reg, "listener_requests_total", map[string]string{"manager": "unknown", "code": "404"}))
-	assert.Equal(t, 3.0, metric(t, f.reg, "listener_events_delivered_total", map[string]string{"manager": manager}))
+	assert.Equal(t, 4.0, metric(t, f.reg, "listener_events_delivered_total", map[string]string{"manager": manager}))
 	assert.Equal(t, 0.0, metric(t, f.reg, "listener_requests_in_flight", nil))
 	assert.Positive(t, metric(t, f.reg, "listener_request_duration_seconds", map[string]string{"manager": manager}))
 }
@@ -153,16 +160,16 @@ func TestFullQueueAnswers429(t *testing.T) {
 
 	leaf := f.ca.Client("rt-1")
 	c := mtlsClient(t, f.ca, &leaf)
-	require.Equal(t, http.StatusAccepted, post(t, c, url, eventBody("stuck")).code)
+	require.Equal(t, http.StatusOK, post(t, c, url, eventBody("stuck")).code)
 	<-delivered // the consumer now hangs in this event
 
 	for _, name := range []string{"a", "b"} {
-		require.Equal(t, http.StatusAccepted, post(t, c, url, eventBody(name)).code)
+		require.Equal(t, http.StatusOK, post(t, c, url, eventBody(name)).code)
 	}
 	full := post(t, c, url, eventBody("c"))
 	assert.Equal(t, http.StatusTooManyRequests, full.code)
 	assert.Equal(t, "2", full.header.Get("Retry-After"), "rounded up to seconds")
-	assert.Equal(t, http.StatusAccepted, post(t, c, url, eventBody("a")).code, "a waiting object coalesces")
+	assert.Equal(t, http.StatusOK, post(t, c, url, eventBody("a")).code, "a waiting object coalesces")
 	assert.Equal(t, 2.0, metric(t, f.reg, "listener_queue_depth", map[string]string{"manager": manager}))
 	assert.Equal(t, 1.0, metric(t, f.reg, "listener_events_coalesced_total", map[string]string{"manager": manager}))
 
@@ -172,5 +179,5 @@ func TestFullQueueAnswers429(t *testing.T) {
 		names = append(names, (<-delivered).Object.Name)
 	}
 	assert.Equal(t, []string{"a", "b"}, names)
-	assert.Equal(t, http.StatusAccepted, post(t, c, url, eventBody("c")).code, "room again")
+	assert.Equal(t, http.StatusOK, post(t, c, url, eventBody("c")).code, "room again")
 }

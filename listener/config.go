@@ -37,6 +37,7 @@ const (
 	DefaultShutdownTimeout   = 20 * time.Second
 	DefaultReadHeaderTimeout = 5 * time.Second
 	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
 	DefaultIdleTimeout       = 5 * time.Minute
 	DefaultMaxHeaderBytes    = 64 << 10
 )
@@ -94,9 +95,12 @@ type Config struct {
 	DrainDelay time.Duration
 	// ShutdownTimeout bounds the wait for in-flight requests when stopping.
 	ShutdownTimeout time.Duration
-	// ReadHeaderTimeout, ReadTimeout and IdleTimeout are those of http.Server.
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are
+	// those of http.Server. WriteTimeout ends a connection whose client does
+	// not read its answer, so it cannot hold a goroutine and buffers forever.
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	// VerificationCacheSize bounds the cache of verified certificates
 	// (identity.DefaultCacheSize when zero).
@@ -120,6 +124,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
 	setDefault(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	setDefault(&c.ReadTimeout, DefaultReadTimeout)
+	setDefault(&c.WriteTimeout, DefaultWriteTimeout)
 	setDefault(&c.IdleTimeout, DefaultIdleTimeout)
 	setDefault(&c.XFCCElement, 1)
 	if c.Registerer == nil {

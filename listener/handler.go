@@ -90,13 +90,16 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
 	ev := event.Event{
 		RuntimeID: runtimeID, Manager: manager, Contract: contract,
 		Object: payload.Object, GVK: payload.GVK, Received: s.cfg.Now(),
+		OldResourceVersion: payload.OldResourceVersion,
 	}
+	// 200, not 202: the public runtime-watcher agent counts any other
+	// answer as a failed request, and the event is taken either way.
 	switch q.Offer(&ev) {
 	case queue.Added:
-		w.WriteHeader(http.StatusAccepted)
+		w.WriteHeader(http.StatusOK)
 	case queue.Coalesced:
 		s.metrics.Coalesced.WithLabelValues(manager).Inc()
-		w.WriteHeader(http.StatusAccepted)
+		w.WriteHeader(http.StatusOK)
 	case queue.Full:
 		w.Header().Set("Retry-After", s.retryAfter)
 		writeText(w, http.StatusTooManyRequests, "the event queue is full")
@@ -202,8 +205,8 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // codeLabel avoids formatting the frequent codes on every request.
 func codeLabel(code int) string {
 	switch code {
-	case http.StatusAccepted:
-		return "202"
+	case http.StatusOK:
+		return "200"
 	case http.StatusBadRequest:
 		return "400"
 	case http.StatusUnauthorized:

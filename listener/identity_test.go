@@ -71,7 +71,7 @@ func TestCARotationWithoutRestart(t *testing.T) {
 
 	oldLeaf, newLeaf := f.ca.Client("rt-old"), newCA.Client("rt-new")
 	oldConn := mtlsClient(t, f.ca, &oldLeaf) // keeps its connection open throughout
-	require.Equal(t, http.StatusAccepted, post(t, oldConn, url, kymaBody).code)
+	require.Equal(t, http.StatusOK, post(t, oldConn, url, kymaBody).code)
 	_, err := do(t, mtlsClient(t, f.ca, &newLeaf), http.MethodPost, url, kymaBody, nil)
 	require.Error(t, err, "the new CA is not trusted yet")
 
@@ -80,8 +80,8 @@ func TestCARotationWithoutRestart(t *testing.T) {
 		_, err := do(t, mtlsClient(t, f.ca, &newLeaf), http.MethodPost, url, kymaBody, nil)
 		return err == nil
 	}, 5*time.Second, 20*time.Millisecond, "the new CA must be trusted after the reload")
-	assert.Equal(t, http.StatusAccepted, post(t, mtlsClient(t, f.ca, &oldLeaf), url, kymaBody).code, "overlap: old CA still trusted")
-	assert.Equal(t, http.StatusAccepted, post(t, oldConn, url, kymaBody).code, "the open connection survives the reload")
+	assert.Equal(t, http.StatusOK, post(t, mtlsClient(t, f.ca, &oldLeaf), url, kymaBody).code, "overlap: old CA still trusted")
+	assert.Equal(t, http.StatusOK, post(t, oldConn, url, kymaBody).code, "the open connection survives the reload")
 
 	testpki.WriteFile(t, files.CA, newCA.PEM())
 	require.Eventually(t, func() bool {
@@ -91,7 +91,7 @@ func TestCARotationWithoutRestart(t *testing.T) {
 	a := post(t, oldConn, url, kymaBody)
 	assert.Equal(t, http.StatusUnauthorized, a.code, "a connection opened under the old CA loses access too")
 	assert.Contains(t, a.body, "unknown_authority")
-	assert.Equal(t, http.StatusAccepted, post(t, mtlsClient(t, f.ca, &newLeaf), url, kymaBody).code)
+	assert.Equal(t, http.StatusOK, post(t, mtlsClient(t, f.ca, &newLeaf), url, kymaBody).code)
 	assert.Equal(t, 2.0, metric(t, f.reg, "listener_tls_reloads_total", map[string]string{"material": "ca", "result": "success"}))
 	runtimes := map[string]bool{}
 	for _, ev := range events.all() {
@@ -128,10 +128,10 @@ func TestGatewayMode(t *testing.T) {
 		wantID   string
 		wantBody string
 	}{
-		{name: "gateway element", addr: trustedSrv.addr, xfcc: []string{testpki.Element(rt1.Cert)}, wantCode: http.StatusAccepted, wantID: "rt-1"},
+		{name: "gateway element", addr: trustedSrv.addr, xfcc: []string{testpki.Element(rt1.Cert)}, wantCode: http.StatusOK, wantID: "rt-1"},
 		{
 			name: "spoofed element from the client before the gateway's", addr: trustedSrv.addr,
-			xfcc: []string{testpki.Element(victim.Cert) + "," + testpki.Element(rt1.Cert)}, wantCode: http.StatusAccepted, wantID: "rt-1",
+			xfcc: []string{testpki.Element(victim.Cert) + "," + testpki.Element(rt1.Cert)}, wantCode: http.StatusOK, wantID: "rt-1",
 		},
 		{name: "certificate of an untrusted CA", addr: trustedSrv.addr, xfcc: []string{testpki.Element(foreign.Cert)}, wantCode: http.StatusUnauthorized, wantBody: "unknown_authority"},
 		{name: "no header", addr: trustedSrv.addr, wantCode: http.StatusUnauthorized, wantBody: "no_certificate"},
@@ -174,7 +174,7 @@ func TestHTTP2(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	assert.Equal(t, 2, resp.ProtoMajor)
-	assert.Equal(t, http.StatusAccepted, resp.StatusCode)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Eventually(t, func() bool { return len(events.all()) == 1 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, "rt-h2", events.all()[0].RuntimeID)
 
@@ -196,7 +196,7 @@ func TestGatewayModeOverTLS(t *testing.T) {
 	a, err := do(t, mtlsClient(t, f.ca, nil), http.MethodPost, "https://"+srv.addr+"/v2/klm/event", kymaBody,
 		http.Header{"X-Forwarded-Client-Cert": {testpki.Element(leaf.Cert)}})
 	require.NoError(t, err)
-	assert.Equal(t, http.StatusAccepted, a.code, a.body)
+	assert.Equal(t, http.StatusOK, a.code, a.body)
 	require.Eventually(t, func() bool { return len(events.all()) == 1 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, "rt-behind-gateway", events.all()[0].RuntimeID)
 }

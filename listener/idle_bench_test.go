@@ -186,7 +186,7 @@ func openIdleConn(ctx context.Context, ca *pki.CA, roots *x509.CertPool, addr, r
 	if err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusAccepted {
+		if resp.StatusCode != http.StatusOK {
 			err = fmt.Errorf("answer %d", resp.StatusCode)
 		}
 	}

@@ -209,6 +209,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		TLSConfig:         s.tlsConfig,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    DefaultMaxHeaderBytes,
 		// Failed handshakes are counted in metrics; their log lines are detail.

@@ -137,7 +137,7 @@ func TestTheRuntimeWatcherWireFormatIsAccepted(t *testing.T) {
 	code, err := postEvent(t.Context(), t, s.Data["tls.crt"], s.Data["tls.key"])
 	step(t, "Then it is accepted")
 	require.NoError(t, err)
-	assert.Equal(t, http.StatusAccepted, code)
+	assert.Equal(t, http.StatusOK, code)
 }
 
 func TestAnUnreachableRuntimeFailsAloneAndRecovers(t *testing.T) {

@@ -22,13 +22,17 @@ var ErrMalformed = errors.New("body is not a JSON event")
 type Payload struct {
 	Object types.NamespacedName
 	GVK    schema.GroupVersionKind
+	// OldResourceVersion is the optional "oldResourceVersion" field: see
+	// Event.OldResourceVersion.
+	OldResourceVersion string
 }
 
 // wireEvent is the runtime-watcher body. The object key carries no JSON
 // tags there, so its fields arrive as "Namespace" and "Name"; encoding/json
 // matches field names case-insensitively, which also accepts "name".
 // Unknown fields, such as "owner" of contract v1, are ignored. A missing
-// object is reported as its missing name.
+// object is reported as its missing name. "oldResourceVersion" is ours:
+// the public listener ignores it, the public agent does not send it.
 type wireEvent struct {
 	Watched struct {
 		Namespace string
@@ -39,6 +43,7 @@ type wireEvent struct {
 		Version string `json:"version"`
 		Kind    string `json:"kind"`
 	} `json:"watchedGvk"`
+	OldResourceVersion string `json:"oldResourceVersion"`
 }
 
 // Decode parses and checks an event body. Errors wrap ErrMalformed or name
@@ -51,6 +56,8 @@ func Decode(body []byte) (Payload, error) {
 	p := Payload{
 		Object: types.NamespacedName{Namespace: w.Watched.Namespace, Name: w.Watched.Name},
 		GVK:    schema.GroupVersionKind{Group: w.WatchedGVK.Group, Version: w.WatchedGVK.Version, Kind: w.WatchedGVK.Kind},
+
+		OldResourceVersion: w.OldResourceVersion,
 	}
 	return p, p.validate()
 }
@@ -66,6 +73,7 @@ func (p *Payload) validate() error {
 		{"watchedGvk.group", p.GVK.Group, false},
 		{"watchedGvk.version", p.GVK.Version, true},
 		{"watchedGvk.kind", p.GVK.Kind, true},
+		{"oldResourceVersion", p.OldResourceVersion, false},
 	}
 	for _, f := range fields {
 		switch {

@@ -38,6 +38,16 @@ func TestDecode(t *testing.T) {
 			body: `{"watched":{"name":"node-1"},"watchedGvk":{"version":"v1","kind":"Node"}}`,
 			want: event.Payload{Object: types.NamespacedName{Name: "node-1"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Node"}},
 		},
+		{
+			name: "our agent's body with the pre-write version",
+			body: `{"watched":{"Namespace":"kyma-system","Name":"default"},"watchedGvk":{"version":"v1","kind":"ConfigMap"},"oldResourceVersion":"4711"}`,
+			want: event.Payload{
+				Object: types.NamespacedName{Namespace: "kyma-system", Name: "default"},
+				GVK:    schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, OldResourceVersion: "4711",
+			},
+		},
+		{name: "version not a string", body: `{"watched":{"Name":"a"},"watchedGvk":{"version":"v1","kind":"K"},"oldResourceVersion":7}`, wantErr: "not a JSON event"},
+		{name: "version with control characters", body: `{"watched":{"Name":"a"},"watchedGvk":{"version":"v1","kind":"K"},"oldResourceVersion":"1\n2"}`, wantErr: "oldResourceVersion holds control characters"},
 		{name: "not JSON", body: `hello`, wantErr: "not a JSON event"},
 		{name: "empty", body: ``, wantErr: "not a JSON event"},
 		{name: "array", body: `[1]`, wantErr: "not a JSON event"},
@@ -75,6 +85,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(validBody))
 	f.Add([]byte(`{"watched":{"name":"x"},"watchedGvk":{"version":"v1","kind":"K"}}`))
 	f.Add([]byte(`{"watched":null}`))
+	f.Add([]byte(`{"watched":{"name":"x"},"watchedGvk":{"version":"v1","kind":"K"},"oldResourceVersion":"12"}`))
 	f.Add([]byte(`{"watched":{"Name":"\u0000"},"watchedGvk":{"version":"v1","kind":"K"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		p, err := event.Decode(body)
@@ -102,9 +113,31 @@ func encode(t *testing.T, p event.Payload) []byte {
 	data, err := json.Marshal(map[string]any{
 		"watched":    map[string]string{"Namespace": p.Object.Namespace, "Name": p.Object.Name},
 		"watchedGvk": map[string]string{"group": p.GVK.Group, "version": p.GVK.Version, "kind": p.GVK.Kind},
+
+		"oldResourceVersion": p.OldResourceVersion,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return data
+}
+
+func TestMergeKeepsTheVersionToWaitFor(t *testing.T) {
+	tests := []struct {
+		name, first, later, want string
+	}{
+		{"both versioned: the newer", "17", "12", "17"},
+		{"both versioned, later newer", "12", "17", "17"},
+		{"the first without a version", "", "17", ""},
+		{"the later without a version", "17", "", ""},
+		{"not numbers: the later", "a", "b", "b"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := event.Event{Contract: "v1", OldResourceVersion: tc.first}
+			ev.Merge(&event.Event{Contract: "v2", OldResourceVersion: tc.later})
+			assert.Equal(t, tc.want, ev.OldResourceVersion)
+			assert.Equal(t, "v2", ev.Contract, "the later contract wins")
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,6 +35,44 @@ type Event struct {
 	// Received is when the listener accepted the event; when several events
 	// were coalesced into this one, when it accepted the first of them.
 	Received time.Time
+	// OldResourceVersion is the object's resourceVersion before the write
+	// the event reports, when the agent sent it (ours does for updates; the
+	// public agent never does). The agent reports a write before the
+	// runtime's API server stores it, so a read of the object that still
+	// shows this version, or an older one, was made too early. Empty when
+	// unknown, and after merging with an event that carried none.
+	OldResourceVersion string
+}
+
+// Merge folds a later event with the same key into e: e keeps its received
+// time and takes the later contract, and the version to wait for is the
+// newer one; an event without a version makes the merged one versionless,
+// since nothing then says which read is recent enough.
+func (e *Event) Merge(later *Event) {
+	e.Contract = later.Contract
+	e.OldResourceVersion = NewerVersion(e.OldResourceVersion, later.OldResourceVersion)
+}
+
+// NewerVersion returns the newer of two pre-write resourceVersions, or ""
+// when either is unknown. Resource versions are opaque to clients, but the
+// API servers here (etcd revisions) issue increasing decimal numbers; when
+// either is not one, the later (b) wins.
+func NewerVersion(a, b string) string {
+	if a == "" || b == "" {
+		return ""
+	}
+	if VersionNewer(a, b) {
+		return a
+	}
+	return b
+}
+
+// VersionNewer reports whether resourceVersion a is known to be newer than
+// b: both are decimal numbers and a is the greater one.
+func VersionNewer(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x > y
 }
 
 // Key is what coalesces events: while an event is waiting for its consumer,

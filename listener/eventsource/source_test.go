@@ -140,7 +140,7 @@ func TestSourceEnqueuesTheMappedRequest(t *testing.T) {
 		return postEvent(t, ca, &leaf, url, object)
 	}
 
-	require.Eventually(t, func() bool { return send("rt-1", "default") == http.StatusAccepted }, 30*time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { return send("rt-1", "default") == http.StatusOK }, 30*time.Second, 50*time.Millisecond,
 		"accepted once the manager's cache has synced")
 	want := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: kcpNamespace, Name: "kyma-rt-1"}}
 	require.Eventually(t, func() bool { return len(rec.requests()) > 0 }, 30*time.Second, 10*time.Millisecond)
@@ -148,7 +148,7 @@ func TestSourceEnqueuesTheMappedRequest(t *testing.T) {
 
 	assert.Equal(t, http.StatusForbidden, send("rt-unknown", "default"), "no Kyma, no event")
 
-	assert.Equal(t, http.StatusAccepted, send("rt-2", "default"))
+	assert.Equal(t, http.StatusOK, send("rt-2", "default"))
 	want2 := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: kcpNamespace, Name: "kyma-rt-2"}}
 	require.Eventually(t, func() bool { return len(rec.requests()) == 2 }, 30*time.Second, 10*time.Millisecond)
 	assert.Equal(t, []reconcile.Request{want, want2}, rec.requests())

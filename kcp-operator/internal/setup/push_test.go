@@ -233,7 +233,7 @@ func TestUnknownRuntimeIsRejected(t *testing.T) {
 	resp, err = post(ca, runtimeID)
 	require.NoError(t, err, "the same payload with the runtime's identity is accepted")
 	resp.Body.Close()
-	assert.Equal(t, http.StatusAccepted, resp.StatusCode)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 
 	key, err := pki.GenerateKey(pki.ECDSAP256)
 	require.NoError(t, err)

@@ -58,9 +58,7 @@ func (q *Queue) Offer(ev *event.Event) Result {
 		return NoConsumer
 	}
 	if i, ok := q.index[k]; ok {
-		// The waiting event keeps its (earlier) received time; the contract
-		// of the latest request wins.
-		q.events[i].Contract = ev.Contract
+		q.events[i].Merge(ev)
 		q.mu.Unlock()
 		return Coalesced
 	}

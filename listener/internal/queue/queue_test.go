@@ -68,10 +68,12 @@ func TestCoalescesAndBounds(t *testing.T) {
 	first := <-batches // the consumer holds this batch until released
 
 	a := ev("rt-1", "a")
+	a.OldResourceVersion = "20"
 	require.Equal(t, queue.Added, q.Offer(a))
 	later := ev("rt-1", "a")
 	later.Contract = event.ContractV1
 	later.Received = a.Received.Add(time.Second)
+	later.OldResourceVersion = "21"
 	assert.Equal(t, queue.Coalesced, q.Offer(later), "same key")
 	assert.Equal(t, queue.Added, q.Offer(ev("rt-2", "a")), "other runtime, other key")
 	assert.Equal(t, queue.Full, q.Offer(ev("rt-3", "a")), "capacity of distinct keys reached")
@@ -85,6 +87,7 @@ func TestCoalescesAndBounds(t *testing.T) {
 	assert.Equal(t, "rt-1", second[0].RuntimeID, "oldest first")
 	assert.Equal(t, a.Received, second[0].Received, "coalesced event keeps the first received time")
 	assert.Equal(t, event.ContractV1, second[0].Contract, "and takes the latest contract")
+	assert.Equal(t, "21", second[0].OldResourceVersion, "and waits for the newer write")
 	assert.Equal(t, "rt-2", second[1].RuntimeID)
 	require.Eventually(t, func() bool { return q.Len() == 0 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, queue.Added, q.Offer(ev("rt-1", "a")), "a delivered key is new again")

@@ -29,9 +29,19 @@ const pooledBufferLimit = 64 << 10
 // managed-by label that names a Watcher's manager.
 var managerName = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
 
-// Enqueuer takes the keys of relevant changes; it must not block.
+// Enqueuer takes the keys of relevant changes, with the object's
+// resourceVersion before the change ("" when unknown); it must not block.
 type Enqueuer interface {
-	Enqueue(k event.Key)
+	Enqueue(k event.Key, oldVersion string)
+}
+
+// Options configure a Handler.
+type Options struct {
+	// MaxBodyBytes bounds a review; DefaultMaxBodyBytes when <= 0.
+	MaxBodyBytes int64
+	// SendVersions adds the object's resourceVersion before an update to
+	// its event; without it, events are exactly the public agent's.
+	SendVersions bool
 }
 
 // Handler serves the webhook.
@@ -39,17 +49,18 @@ type Handler struct {
 	queue    Enqueuer
 	metrics  *metrics.Metrics
 	maxBytes int64
+	versions bool
 	log      logr.Logger
 	buffers  sync.Pool
 }
 
-// NewHandler returns the webhook handler; maxBytes <= 0 means DefaultMaxBodyBytes.
-func NewHandler(q Enqueuer, m *metrics.Metrics, maxBytes int64, log logr.Logger) *Handler {
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBodyBytes
+// NewHandler returns the webhook handler.
+func NewHandler(q Enqueuer, m *metrics.Metrics, o Options, log logr.Logger) *Handler {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	return &Handler{
-		queue: q, metrics: m, maxBytes: maxBytes, log: log,
+		queue: q, metrics: m, maxBytes: o.MaxBodyBytes, versions: o.SendVersions, log: log,
 		buffers: sync.Pool{New: func() any { return new(bytes.Buffer) }},
 	}
 }
@@ -81,7 +92,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		v = decide(manager, rv.Request)
 	}
 	if v.decision == metrics.DecisionQueued {
-		h.queue.Enqueue(v.key)
+		if !h.versions {
+			v.oldVersion = ""
+		}
+		h.queue.Enqueue(v.key, v.oldVersion)
 	}
 	// Counted before answering, so that the count is complete once the API server has its answer.
 	h.metrics.AdmissionRequests.WithLabelValues(operationLabel(rv.Request.Operation), v.decision).Inc()
@@ -93,7 +107,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if log := h.log.V(1); log.Enabled() {
 		log.Info("admission review", "uid", rv.Request.UID, "manager", manager,
-			"operation", rv.Request.Operation, "decision", v.decision, "key", v.key.String(), "reason", v.why)
+			"operation", rv.Request.Operation, "decision", v.decision, "key", v.key.String(), "oldResourceVersion", v.oldVersion, "reason", v.why)
 	}
 }
 

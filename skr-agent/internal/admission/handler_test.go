@@ -23,14 +23,16 @@ import (
 
 // recorder is the queue as the handler sees it: it records what was queued.
 type recorder struct {
-	mu   sync.Mutex
-	keys []event.Key
+	mu       sync.Mutex
+	keys     []event.Key
+	versions []string
 }
 
-func (r *recorder) Enqueue(k event.Key) {
+func (r *recorder) Enqueue(k event.Key, oldVersion string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.keys = append(r.keys, k)
+	r.versions = append(r.versions, oldVersion)
 }
 
 type fixture struct {
@@ -41,13 +43,18 @@ type fixture struct {
 
 func newFixture(t *testing.T, maxBytes int64) *fixture {
 	t.Helper()
+	return newFixtureWith(t, admission.Options{MaxBodyBytes: maxBytes, SendVersions: true})
+}
+
+func newFixtureWith(t *testing.T, opts admission.Options) *fixture {
+	t.Helper()
 	m, err := metrics.New(prometheus.NewRegistry(), func() int { return 0 })
 	require.NoError(t, err)
 	f := &fixture{queue: &recorder{}, metrics: m, mux: http.NewServeMux()}
 	// Debug logging on, as with --zap-log-level=debug: every decision is
 	// logged, including those that queue nothing.
 	debug := funcr.New(func(string, string) {}, funcr.Options{Verbosity: 1})
-	f.mux.Handle(admission.Pattern, admission.NewHandler(f.queue, m, maxBytes, debug))
+	f.mux.Handle(admission.Pattern, admission.NewHandler(f.queue, m, opts, debug))
 	return f
 }
 
@@ -162,6 +169,34 @@ func TestRelevance(t *testing.T) {
 				op = "unknown"
 			}
 			assert.InDelta(t, 1, testutil.ToFloat64(f.metrics.AdmissionRequests.WithLabelValues(op, tt.decision)), 0)
+		})
+	}
+}
+
+// TestUpdatesCarryThePreWriteVersion: an update's event names the version
+// the object had before the write, so that the KCP can tell a read made
+// before the API server stored it; creates and deletes have none to give.
+func TestUpdatesCarryThePreWriteVersion(t *testing.T) {
+	spec1 := map[string]any{"channel": "regular"}
+	spec2 := map[string]any{"channel": "fast"}
+	tests := []struct {
+		name           string
+		op             string
+		oldObj, newObj any
+		sendVersions   bool
+		want           string
+	}{
+		{"update", "UPDATE", kyma(spec1, nil, nil), kyma(spec2, nil, nil), true, "1"},
+		{"create", "CREATE", nil, kyma(spec1, nil, nil), true, ""},
+		{"delete", "DELETE", kyma(spec1, nil, nil), nil, true, ""},
+		{"update, versions off: the public body", "UPDATE", kyma(spec1, nil, nil), kyma(spec2, nil, nil), false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixtureWith(t, admission.Options{SendVersions: tt.sendVersions})
+			rec := f.post(t, "/validate/lifecycle-manager", reviewBody(t, tt.op, "", kymaKind, "default", tt.oldObj, tt.newObj))
+			assertAllowed(t, rec, "admission.k8s.io/v1", "0b3a-42")
+			assert.Equal(t, []string{tt.want}, f.queue.versions)
 		})
 	}
 }

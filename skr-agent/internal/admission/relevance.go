@@ -16,7 +16,11 @@ const statusSubresource = "status"
 type verdict struct {
 	decision string
 	key      event.Key
-	why      string
+	// oldVersion is the object's resourceVersion before an update: the KCP
+	// knows a read of the object that still shows it was made too early.
+	// Empty for creates (nothing before) and deletes (the object goes).
+	oldVersion string
+	why        string
 }
 
 // decide applies the relevance rules: CREATE and DELETE always; UPDATE when
@@ -42,7 +46,11 @@ func decide(manager string, req *request) verdict {
 		if why, changed := updateChanged(req, oldObj, newObj); !changed {
 			return verdict{decision: metrics.DecisionUnchanged, why: why}
 		}
-		return queued(manager, req, newObj)
+		v := queued(manager, req, newObj)
+		if oldObj != nil {
+			v.oldVersion = oldObj.Metadata.ResourceVersion
+		}
+		return v
 	default:
 		return verdict{decision: metrics.DecisionMalformed, why: "unknown operation " + req.Operation}
 	}
@@ -90,8 +98,9 @@ func queued(manager string, req *request, obj *objectParts) verdict {
 // objectParts is the part of a watched object the rules look at.
 type objectParts struct {
 	Metadata struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
+		Name            string `json:"name"`
+		Namespace       string `json:"namespace"`
+		ResourceVersion string `json:"resourceVersion"`
 	} `json:"metadata"`
 	Spec   json.RawMessage `json:"spec"`
 	Status json.RawMessage `json:"status"`

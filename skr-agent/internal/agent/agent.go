@@ -81,7 +81,8 @@ func New(ctx context.Context, cfg config.Config, reg prometheus.Registerer, g pr
 		}),
 	}
 	webhookMux := http.NewServeMux()
-	webhookMux.Handle(admission.Pattern, admission.NewHandler(a.forwarder, m, cfg.MaxReviewBytes, log.WithName("webhook")))
+	webhookMux.Handle(admission.Pattern, admission.NewHandler(a.forwarder, m,
+		admission.Options{MaxBodyBytes: cfg.MaxReviewBytes, SendVersions: cfg.SendResourceVersions}, log.WithName("webhook")))
 	// The API server presents no client certificate: no client CAs.
 	if a.webhook, err = server.Listen(ctx, cfg.WebhookAddr(), webhookMux, tlsreload.ServerConfig(files.KeyPair, nil), log); err != nil {
 		return nil, err

@@ -40,9 +40,11 @@ type Config struct {
 	DrainTimeout   time.Duration
 	ShutdownDelay  time.Duration
 	MaxReviewBytes int64
-	ReloadInterval time.Duration
-	ResyncManager  string
-	LogLevel       string
+	// SendResourceVersions adds the pre-write resourceVersion to update events.
+	SendResourceVersions bool
+	ReloadInterval       time.Duration
+	ResyncManager        string
+	LogLevel             string
 }
 
 // BaseURL is the https URL of the KCP gateway, without a path.
@@ -90,6 +92,8 @@ func newFlagSet(c *Config, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", 2*time.Second,
 		"time between failing /readyz and closing the webhook at shutdown, so that the API server stops calling this replica first")
 	fs.Int64Var(&c.MaxReviewBytes, "max-review-bytes", 8<<20, "largest AdmissionReview body accepted")
+	fs.BoolVar(&c.SendResourceVersions, "send-resource-versions", true,
+		"add an updated object's resourceVersion before the write to its event (field oldResourceVersion), so that the KCP knows when it has read the write; false sends the public runtime-watcher body exactly")
 	fs.DurationVar(&c.ReloadInterval, "cert-reload-interval", 2*time.Second, "how often the certificate files are checked for changes")
 	fs.StringVar(&c.ResyncManager, "resync-manager", "lifecycle-manager",
 		"manager that receives the resync event for the kyma-system/default Kyma after the queue overflowed")

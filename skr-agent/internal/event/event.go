@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 	"unique"
 )
 
@@ -64,24 +65,63 @@ type objectKey struct {
 	Name      string `json:"Name"`
 }
 
-// Body is the JSON body of an event on the wire.
+// Body is the JSON body of an event on the wire. OldResourceVersion is
+// ours: the public listener ignores fields it does not know.
 type Body struct {
-	Watched    objectKey `json:"watched"`
-	WatchedGVK GVK       `json:"watchedGvk"`
+	Watched            objectKey `json:"watched"`
+	WatchedGVK         GVK       `json:"watchedGvk"`
+	OldResourceVersion string    `json:"oldResourceVersion,omitempty"`
 }
 
-// Body returns the wire body of the key's event.
+// Body returns the wire body of the key's event, as the public agent sends it.
 func (k Key) Body() Body {
 	return Body{Watched: objectKey{Namespace: k.Namespace, Name: k.Name}, WatchedGVK: k.GVK()}
 }
 
-// MarshalBody encodes the key's event as the listener expects it.
-func (k Key) MarshalBody() ([]byte, error) {
-	b, err := json.Marshal(k.Body())
+// Event is one event as sent: the changed object and, when known, its
+// resourceVersion before the change.
+//
+// Why the version: the agent is a validating webhook, called before the
+// runtime's API server stores the write it reports. A KCP reader that
+// still sees this version knows that it read too early and reads again,
+// instead of waiting a fixed time for a second look.
+type Event struct {
+	Key
+	OldResourceVersion string
+}
+
+// Body returns the wire body of the event.
+func (e Event) Body() Body {
+	b := e.Key.Body()
+	b.OldResourceVersion = e.OldResourceVersion
+	return b
+}
+
+// MarshalBody encodes the event as the listener expects it.
+func (e Event) MarshalBody() ([]byte, error) {
+	b, err := json.Marshal(e.Body())
 	if err != nil {
-		return nil, fmt.Errorf("encoding event %s: %w", k, err)
+		return nil, fmt.Errorf("encoding event %s: %w", e.Key, err)
 	}
 	return b, nil
+}
+
+// NewerVersion is the version an event that covers two changes of one
+// object waits for: the newer one, or none when either change has none
+// (a create or a delete, or a change from an agent that sends none), since
+// then no version tells which read is recent enough. Resource versions are
+// opaque, but those of an API server backed by etcd are increasing
+// numbers; when one is not a number, the later (b) wins.
+func NewerVersion(a, b string) string {
+	if a == "" || b == "" {
+		return ""
+	}
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	if errA == nil && errB == nil && x > y {
+		return a
+	}
+	return b
 }
 
 // Path is the URL path that the listener serves the key's manager at:

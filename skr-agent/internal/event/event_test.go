@@ -12,10 +12,29 @@ import (
 
 func TestBodyIsTheRuntimeWatcherWireFormat(t *testing.T) {
 	k := event.NewKey("lifecycle-manager", event.KymaGVK, "kyma-system", "default")
-	b, err := k.MarshalBody()
+	b, err := event.Event{Key: k}.MarshalBody()
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"watched":{"Namespace":"kyma-system","Name":"default"},`+
-		`"watchedGvk":{"group":"operator.kyma-project.io","version":"v1beta2","kind":"Kyma"}}`, string(b))
+		`"watchedGvk":{"group":"operator.kyma-project.io","version":"v1beta2","kind":"Kyma"}}`, string(b),
+		"without a version, exactly the public agent's body")
+
+	b, err = event.Event{Key: k, OldResourceVersion: "4711"}.MarshalBody()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"watched":{"Namespace":"kyma-system","Name":"default"},`+
+		`"watchedGvk":{"group":"operator.kyma-project.io","version":"v1beta2","kind":"Kyma"},"oldResourceVersion":"4711"}`, string(b))
+}
+
+func TestNewerVersion(t *testing.T) {
+	tests := []struct{ a, b, want string }{
+		{"17", "12", "17"},
+		{"12", "17", "17"},
+		{"", "17", ""},
+		{"17", "", ""},
+		{"x", "y", "y"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, event.NewerVersion(tc.a, tc.b), "%q, %q", tc.a, tc.b)
+	}
 }
 
 func TestPath(t *testing.T) {
@@ -46,11 +65,12 @@ func TestKeysOfTheSameObjectAndManagerAreEqual(t *testing.T) {
 
 func TestBodyRoundTrip(t *testing.T) {
 	k := event.NewKey("m", event.GVK{Group: "apps", Version: "v1", Kind: "Deployment"}, "ns", "d")
-	b, err := k.MarshalBody()
+	ev := event.Event{Key: k, OldResourceVersion: "9"}
+	b, err := ev.MarshalBody()
 	require.NoError(t, err)
 	var got event.Body
 	require.NoError(t, json.Unmarshal(b, &got))
-	assert.Equal(t, k.Body(), got)
+	assert.Equal(t, ev.Body(), got)
 }
 
 func TestTheZeroKeyPrintsEmpty(t *testing.T) {

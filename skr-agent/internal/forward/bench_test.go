@@ -43,7 +43,7 @@ func BenchmarkForward(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for _, k := range keys {
-				f.Enqueue(k)
+				f.Enqueue(k, "")
 			}
 			f.Start()
 			for r.Count() < int64(b.N) {

@@ -18,7 +18,7 @@ import (
 
 // Sender delivers one event; kcp.Client is the real one.
 type Sender interface {
-	Send(ctx context.Context, k event.Key) error
+	Send(ctx context.Context, ev event.Event) error
 }
 
 // Options configure a Forwarder.
@@ -54,10 +54,11 @@ func New(q *queue.Queue, s Sender, o Options) *Forwarder {
 	return &Forwarder{queue: q, send: s, opts: o}
 }
 
-// Enqueue queues the key's change. It never blocks: it is called from the
+// Enqueue queues the key's change; version is the object's resourceVersion
+// before it, "" when unknown. It never blocks: it is called from the
 // admission handler.
-func (f *Forwarder) Enqueue(k event.Key) {
-	switch f.queue.Add(k) {
+func (f *Forwarder) Enqueue(k event.Key, version string) {
+	switch f.queue.Add(k, version) {
 	case queue.Added:
 	case queue.Coalesced:
 		f.opts.Metrics.EventsCoalesced.Inc()
@@ -114,7 +115,7 @@ func (f *Forwarder) Shutdown(ctx context.Context) int {
 }
 
 func (f *Forwarder) deliver(ctx context.Context, it queue.Item) {
-	err := f.send.Send(ctx, it.Key)
+	err := f.send.Send(ctx, event.Event{Key: it.Key, OldResourceVersion: it.OldResourceVersion})
 	switch {
 	case err == nil:
 		f.delivered(it)

@@ -87,7 +87,7 @@ func TestDeliversInTheBackground(t *testing.T) {
 	s := newSetup(t, 100, fast)
 	s.start(t)
 	for i := range 10 {
-		s.forwarder.Enqueue(key(fmt.Sprint(i)))
+		s.forwarder.Enqueue(key(fmt.Sprint(i)), "")
 	}
 	require.Eventually(t, func() bool { return s.receiver.Count() == 10 }, 10*time.Second, 5*time.Millisecond)
 	assert.ElementsMatch(t, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}, names(s.receiver.Events()))
@@ -102,9 +102,9 @@ func TestKCPDownThenUp(t *testing.T) {
 	s.receiver.Stop()
 	s.start(t)
 	for range 5 {
-		s.forwarder.Enqueue(key("a")) // one object written five times
+		s.forwarder.Enqueue(key("a"), "") // one object written five times
 	}
-	s.forwarder.Enqueue(key("b"))
+	s.forwarder.Enqueue(key("b"), "")
 	require.Eventually(t, func() bool { return s.failed(metrics.ReasonTransport) >= 3 }, 10*time.Second, 5*time.Millisecond,
 		"the agent keeps retrying while the KCP is down")
 	require.Eventually(t, func() bool { return s.queue.Len() == 2 }, 10*time.Second, 5*time.Millisecond,
@@ -131,7 +131,7 @@ func TestServerErrorsAreRetried(t *testing.T) {
 		return kcptest.Answer{Status: http.StatusOK}
 	})
 	s.start(t)
-	s.forwarder.Enqueue(key("a"))
+	s.forwarder.Enqueue(key("a"), "")
 	require.Eventually(t, func() bool { return s.receiver.Count() == 1 }, 10*time.Second, 5*time.Millisecond)
 	assert.InDelta(t, 2, s.failed(metrics.ReasonServerError), 0)
 	assert.InDelta(t, 2, testutil.ToFloat64(s.metrics.EventsRetried), 0)
@@ -151,7 +151,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 		return kcptest.Answer{Status: http.StatusOK}
 	})
 	s.start(t)
-	s.forwarder.Enqueue(key("a"))
+	s.forwarder.Enqueue(key("a"), "")
 	require.Eventually(t, func() bool { return s.receiver.Count() == 1 }, 10*time.Second, 5*time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
@@ -171,10 +171,10 @@ func TestClientErrorsAreNotRetried(t *testing.T) {
 		return kcptest.Answer{Status: http.StatusBadRequest}
 	})
 	s.start(t)
-	s.forwarder.Enqueue(key("a"))
+	s.forwarder.Enqueue(key("a"), "")
 	require.Eventually(t, func() bool { return s.failed(metrics.ReasonRejected) == 1 }, 10*time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool { return s.queue.Len() == 0 }, time.Second, time.Millisecond)
-	s.forwarder.Enqueue(key("b")) // a later event still goes out: the queue is not stuck
+	s.forwarder.Enqueue(key("b"), "") // a later event still goes out: the queue is not stuck
 	require.Eventually(t, func() bool { return s.failed(metrics.ReasonRejected) == 2 }, 10*time.Second, 5*time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
@@ -186,7 +186,7 @@ func TestOverflowSendsOneResyncWhenTheKCPIsBack(t *testing.T) {
 	s := newSetup(t, 3, fast)
 	s.receiver.Stop()
 	for i := range 10 {
-		s.forwarder.Enqueue(key(fmt.Sprint(i)))
+		s.forwarder.Enqueue(key(fmt.Sprint(i)), "")
 	}
 	assert.InDelta(t, 7, s.failed(metrics.ReasonOverflow), 0, "ten objects, room for three")
 	s.start(t)
@@ -211,7 +211,7 @@ func TestShutdownDrainsTheQueue(t *testing.T) {
 	})
 	s.forwarder.Start()
 	for i := range 20 {
-		s.forwarder.Enqueue(key(fmt.Sprint(i)))
+		s.forwarder.Enqueue(key(fmt.Sprint(i)), "")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -224,7 +224,7 @@ func TestShutdownIsBounded(t *testing.T) {
 	s.receiver.Stop()
 	s.forwarder.Start()
 	for i := range 5 {
-		s.forwarder.Enqueue(key(fmt.Sprint(i)))
+		s.forwarder.Enqueue(key(fmt.Sprint(i)), "")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
@@ -244,7 +244,7 @@ func TestShutdownStopsWorkersStuckOnASlowKCP(t *testing.T) {
 	})
 	s.forwarder.Start()
 	for i := range 100 {
-		s.forwarder.Enqueue(key(fmt.Sprint(i)))
+		s.forwarder.Enqueue(key(fmt.Sprint(i)), "")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
@@ -256,4 +256,13 @@ func TestShutdownStopsWorkersStuckOnASlowKCP(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Shutdown did not return: the workers kept going")
 	}
+}
+
+func TestTheEventCarriesThePreWriteVersion(t *testing.T) {
+	s := newSetup(t, 10, fast)
+	s.forwarder.Enqueue(key("a"), "41")
+	s.forwarder.Enqueue(key("a"), "42")
+	s.start(t)
+	require.Eventually(t, func() bool { return len(s.receiver.Events()) == 1 }, 5*time.Second, 5*time.Millisecond)
+	assert.Contains(t, s.receiver.Events()[0].Raw, `"oldResourceVersion":"42"`, "the newer of the merged writes")
 }

@@ -91,10 +91,13 @@ const (
 	drainLimit = 64 << 10
 )
 
-// Send posts the key's event. It returns nil when the KCP accepted it, a
-// *StatusError for other answers, and a transport error otherwise.
-func (c *Client) Send(ctx context.Context, k event.Key) error {
-	body, err := k.MarshalBody()
+// Send posts an event. It returns nil when the KCP accepted it (any 2xx:
+// our listener answers 200, as the public one does; older ones of ours
+// answered 202), a *StatusError for other answers, and a transport error
+// otherwise.
+func (c *Client) Send(ctx context.Context, ev event.Event) error {
+	k := ev.Key
+	body, err := ev.MarshalBody()
 	if err != nil {
 		return err
 	}

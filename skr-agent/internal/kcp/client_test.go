@@ -44,8 +44,8 @@ var key = event.NewKey("lifecycle-manager", event.KymaGVK, "kyma-system", "defau
 
 func TestSendPostsTheEventOverMutualTLS(t *testing.T) {
 	s := newSetup(t)
-	require.NoError(t, s.client.Send(t.Context(), key))
-	require.NoError(t, s.client.Send(t.Context(), key))
+	require.NoError(t, s.client.Send(t.Context(), event.Event{Key: key}))
+	require.NoError(t, s.client.Send(t.Context(), event.Event{Key: key}))
 	events := s.receiver.Events()
 	require.Len(t, events, 2)
 	got := events[0]
@@ -56,6 +56,26 @@ func TestSendPostsTheEventOverMutualTLS(t *testing.T) {
 	assert.JSONEq(t, `{"watched":{"Namespace":"kyma-system","Name":"default"},`+
 		`"watchedGvk":{"group":"operator.kyma-project.io","version":"v1beta2","kind":"Kyma"}}`, got.Raw)
 	assert.Equal(t, int64(1), s.receiver.Conns(), "one long-lived connection")
+}
+
+// TestEverySuccessIsAccepted: our listener answers 200, as the public one
+// does; listeners of ours before it answered 202. Both are delivered.
+func TestEverySuccessIsAccepted(t *testing.T) {
+	s := newSetup(t)
+	for _, code := range []int{http.StatusOK, http.StatusAccepted} {
+		s.receiver.SetAnswer(func(*http.Request) kcptest.Answer { return kcptest.Answer{Status: code} })
+		assert.NoError(t, s.client.Send(t.Context(), event.Event{Key: key}), "answer %d", code)
+	}
+	assert.Len(t, s.receiver.Events(), 2)
+}
+
+func TestSendCarriesThePreWriteVersion(t *testing.T) {
+	s := newSetup(t)
+	require.NoError(t, s.client.Send(t.Context(), event.Event{Key: key, OldResourceVersion: "812"}))
+	events := s.receiver.Events()
+	require.Len(t, events, 1)
+	assert.JSONEq(t, `{"watched":{"Namespace":"kyma-system","Name":"default"},`+
+		`"watchedGvk":{"group":"operator.kyma-project.io","version":"v1beta2","kind":"Kyma"},"oldResourceVersion":"812"}`, events[0].Raw)
 }
 
 func TestAnswers(t *testing.T) {
@@ -78,7 +98,7 @@ func TestAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s.receiver.SetAnswer(func(*http.Request) kcptest.Answer { return tt.answer })
-			err := s.client.Send(t.Context(), key)
+			err := s.client.Send(t.Context(), event.Event{Key: key})
 			require.Error(t, err)
 			se, ok := kcp.AsStatusError(err)
 			require.True(t, ok, "%v", err)
@@ -93,7 +113,7 @@ func TestAnswers(t *testing.T) {
 func TestTransportErrors(t *testing.T) {
 	s := newSetup(t)
 	s.receiver.Stop()
-	err := s.client.Send(t.Context(), key)
+	err := s.client.Send(t.Context(), event.Event{Key: key})
 	require.Error(t, err)
 	_, isStatus := kcp.AsStatusError(err)
 	assert.False(t, isStatus)
@@ -104,7 +124,7 @@ func TestTransportErrors(t *testing.T) {
 	cert, key2 := other.Issue("runtime-1", pki.UsageClient)
 	_, err = s.kp.Set(cert, key2)
 	require.NoError(t, err)
-	require.Error(t, s.client.Send(t.Context(), key), "a client certificate of an unknown CA is refused")
+	require.Error(t, s.client.Send(t.Context(), event.Event{Key: key}), "a client certificate of an unknown CA is refused")
 }
 
 func TestTimeout(t *testing.T) {
@@ -121,19 +141,19 @@ func TestTimeout(t *testing.T) {
 	require.NoError(t, err)
 	c := kcp.NewClient(kcp.Options{BaseURL: "https://" + r.Addr, Contract: "v2",
 		TLS: tlsreload.ClientConfig(kp, roots, "127.0.0.1"), Timeout: 200 * time.Millisecond, Conns: 1})
-	require.Error(t, c.Send(t.Context(), key))
+	require.Error(t, c.Send(t.Context(), event.Event{Key: key}))
 	assert.Empty(t, r.Events())
 }
 
 func TestRotatedClientCertificateIsUsedAfterReconnect(t *testing.T) {
 	s := newSetup(t)
-	require.NoError(t, s.client.Send(t.Context(), key))
+	require.NoError(t, s.client.Send(t.Context(), event.Event{Key: key}))
 	cert, k := s.ca.Issue("runtime-1", pki.UsageClient)
 	changed, err := s.kp.Set(cert, k)
 	require.NoError(t, err)
 	require.True(t, changed)
 	s.client.Reconnect()
-	require.NoError(t, s.client.Send(t.Context(), key))
+	require.NoError(t, s.client.Send(t.Context(), event.Event{Key: key}))
 	events := s.receiver.Events()
 	require.Len(t, events, 2)
 	assert.NotEqual(t, events[0].Serial, events[1].Serial, "the new certificate was presented")

@@ -166,12 +166,12 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	if a.RetryAfter != "" {
 		w.Header().Set("Retry-After", a.RetryAfter)
 	}
-	if a.Status != http.StatusOK {
+	if a.Status < 200 || a.Status > 299 {
 		http.Error(w, "told to fail", a.Status)
 		return
 	}
 	r.accept(req, raw)
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(a.Status)
 }
 
 func (r *Receiver) accept(req *http.Request, raw []byte) {

@@ -27,7 +27,7 @@ func BenchmarkAdd(b *testing.B) {
 				i = 0
 				b.StartTimer()
 			}
-			q.Add(keys[i])
+			q.Add(keys[i], "")
 			i++
 		}
 	})
@@ -35,11 +35,11 @@ func BenchmarkAdd(b *testing.B) {
 		b.ReportAllocs()
 		q, _ := queue.New(distinct, resync)
 		for _, k := range keys {
-			q.Add(k)
+			q.Add(k, "")
 		}
 		i := 0
 		for b.Loop() {
-			if q.Add(keys[i%distinct]) != queue.Coalesced {
+			if q.Add(keys[i%distinct], "") != queue.Coalesced {
 				b.Fatal("not coalesced")
 			}
 			i++

@@ -25,6 +25,9 @@ const (
 // Item is an event handed out for delivery. Give it back with Done or Retry.
 type Item struct {
 	Key event.Key
+	// OldResourceVersion is the version the event waits for: see
+	// event.NewerVersion for how changes merge.
+	OldResourceVersion string
 	// Since is when the oldest change this event covers was queued.
 	Since time.Time
 	// Attempts counts the failed deliveries of this event so far.
@@ -35,6 +38,8 @@ type Item struct {
 // hold hundreds of thousands of them.
 type entry struct {
 	key event.Key
+	// version is that of the event still to hand out.
+	version string
 	// since is the age of the oldest undelivered change, relative to Queue.epoch.
 	since time.Duration
 	// dirtySince is set when the key is added again while in flight.
@@ -77,27 +82,29 @@ func New(capacity int, resync event.Key) (*Queue, error) {
 	}, nil
 }
 
-// Add queues a change of the key's object.
-func (q *Queue) Add(k event.Key) AddResult {
+// Add queues a change of the key's object; version is the object's
+// resourceVersion before the change, "" when unknown.
+func (q *Queue) Add(k event.Key, version string) AddResult {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := time.Since(q.epoch)
 	if e, ok := q.entries[k]; ok {
 		if !e.inFlight || e.dirty {
+			e.version = event.NewerVersion(e.version, version)
 			return Coalesced
 		}
 		// The event in flight may have been read before this change: send once more.
 		if q.waiting >= q.capacity {
 			return q.overflow(now)
 		}
-		e.dirty, e.dirtySince = true, now
+		e.dirty, e.dirtySince, e.version = true, now, version
 		q.waiting++
 		return Added
 	}
 	if q.waiting >= q.capacity {
 		return q.overflow(now)
 	}
-	e := &entry{key: k, since: now}
+	e := &entry{key: k, since: now, version: version}
 	q.entries[k] = e
 	q.ready.pushBack(e)
 	q.waiting++
@@ -111,13 +118,13 @@ func (q *Queue) overflow(now time.Duration) AddResult {
 	e, ok := q.entries[q.resync]
 	switch {
 	case !ok:
-		e = &entry{key: q.resync, since: now}
+		e = &entry{key: q.resync, since: now} // no version: the KCP reads the whole runtime
 		q.entries[q.resync] = e
 		q.ready.pushFront(e)
 		q.waiting++
 		q.wake()
 	case e.inFlight && !e.dirty:
-		e.dirty, e.dirtySince = true, now
+		e.dirty, e.dirtySince, e.version = true, now, ""
 		q.waiting++
 	}
 	return Overflowed
@@ -140,7 +147,7 @@ func (q *Queue) Get(ctx context.Context) (Item, bool) {
 				e.inFlight = true
 				q.waiting--
 				q.inFlight++
-				it := Item{Key: e.key, Since: q.epoch.Add(e.since), Attempts: int(e.attempts)}
+				it := Item{Key: e.key, OldResourceVersion: e.version, Since: q.epoch.Add(e.since), Attempts: int(e.attempts)}
 				q.mu.Unlock()
 				return it, true
 			}
@@ -219,8 +226,10 @@ func (q *Queue) Retry(it Item) {
 	q.inFlight--
 	if e.dirty {
 		e.dirty = false // the retry covers the newer change too
+		e.version = event.NewerVersion(it.OldResourceVersion, e.version)
 	} else {
 		q.waiting++
+		e.version = it.OldResourceVersion
 	}
 	e.attempts++
 	q.ready.pushBack(e)

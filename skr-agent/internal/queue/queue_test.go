@@ -46,10 +46,10 @@ func TestNewRejectsNoCapacity(t *testing.T) {
 
 func TestAddCoalescesWaitingKeys(t *testing.T) {
 	q := newQueue(t, 10)
-	assert.Equal(t, queue.Added, q.Add(key("a")))
-	assert.Equal(t, queue.Added, q.Add(key("b")))
-	assert.Equal(t, queue.Coalesced, q.Add(key("a")))
-	assert.Equal(t, queue.Coalesced, q.Add(key("a")))
+	assert.Equal(t, queue.Added, q.Add(key("a"), ""))
+	assert.Equal(t, queue.Added, q.Add(key("b"), ""))
+	assert.Equal(t, queue.Coalesced, q.Add(key("a"), ""))
+	assert.Equal(t, queue.Coalesced, q.Add(key("a"), ""))
 	assert.Equal(t, 2, q.Len())
 
 	first := get(t, q)
@@ -61,10 +61,10 @@ func TestAddCoalescesWaitingKeys(t *testing.T) {
 
 func TestAddWhileInFlightSendsOnceMore(t *testing.T) {
 	q := newQueue(t, 10)
-	q.Add(key("a"))
+	q.Add(key("a"), "")
 	it := get(t, q)
-	assert.Equal(t, queue.Added, q.Add(key("a")), "the event in flight may predate this change")
-	assert.Equal(t, queue.Coalesced, q.Add(key("a")))
+	assert.Equal(t, queue.Added, q.Add(key("a"), ""), "the event in flight may predate this change")
+	assert.Equal(t, queue.Coalesced, q.Add(key("a"), ""))
 	assert.Equal(t, 2, q.Len())
 
 	q.Done(it)
@@ -77,8 +77,8 @@ func TestAddWhileInFlightSendsOnceMore(t *testing.T) {
 
 func TestRetryGoesToTheBackAndCounts(t *testing.T) {
 	q := newQueue(t, 10)
-	q.Add(key("a"))
-	q.Add(key("b"))
+	q.Add(key("a"), "")
+	q.Add(key("b"), "")
 	a := get(t, q)
 	q.Retry(a)
 	b := get(t, q)
@@ -89,7 +89,7 @@ func TestRetryGoesToTheBackAndCounts(t *testing.T) {
 	assert.Equal(t, 1, a2.Attempts)
 	assert.Equal(t, a.Since, a2.Since, "a retry keeps the age of the oldest change")
 
-	assert.Equal(t, queue.Added, q.Add(key("a")), "changed while in flight")
+	assert.Equal(t, queue.Added, q.Add(key("a"), ""), "changed while in flight")
 	q.Retry(a2)
 	a3 := get(t, q)
 	assert.Equal(t, 2, a3.Attempts)
@@ -99,27 +99,27 @@ func TestRetryGoesToTheBackAndCounts(t *testing.T) {
 
 func TestDoneAfterARetriedChangeResetsAttempts(t *testing.T) {
 	q := newQueue(t, 10)
-	q.Add(key("a"))
+	q.Add(key("a"), "")
 	q.Retry(get(t, q))
 	it := get(t, q)
 	require.Equal(t, 1, it.Attempts)
-	q.Add(key("a"))
+	q.Add(key("a"), "")
 	q.Done(it)
 	assert.Equal(t, 0, get(t, q).Attempts, "a new change is a new event")
 }
 
 func TestOverflowQueuesOneResyncFirst(t *testing.T) {
 	q := newQueue(t, 2)
-	q.Add(key("a"))
-	q.Add(key("b"))
-	assert.Equal(t, queue.Overflowed, q.Add(key("c")))
-	assert.Equal(t, queue.Overflowed, q.Add(key("d")))
-	assert.Equal(t, queue.Coalesced, q.Add(key("a")), "waiting keys still coalesce")
+	q.Add(key("a"), "")
+	q.Add(key("b"), "")
+	assert.Equal(t, queue.Overflowed, q.Add(key("c"), ""))
+	assert.Equal(t, queue.Overflowed, q.Add(key("d"), ""))
+	assert.Equal(t, queue.Coalesced, q.Add(key("a"), ""), "waiting keys still coalesce")
 	assert.Equal(t, 3, q.Len(), "a, b and the resync")
 
 	first := get(t, q)
 	assert.Equal(t, resync, first.Key, "the resync covers everything dropped, so it goes first")
-	assert.Equal(t, queue.Overflowed, q.Add(key("e")), "still full: a and b wait, the resync is in flight")
+	assert.Equal(t, queue.Overflowed, q.Add(key("e"), ""), "still full: a and b wait, the resync is in flight")
 	q.Done(first)
 	again := get(t, q)
 	assert.Equal(t, resync, again.Key, "a change dropped while the resync was in flight needs another one")
@@ -130,7 +130,7 @@ func TestOverflowQueuesOneResyncFirst(t *testing.T) {
 
 func TestPauseHoldsEventsBack(t *testing.T) {
 	q := newQueue(t, 10)
-	q.Add(key("a"))
+	q.Add(key("a"), "")
 	const pause = 100 * time.Millisecond
 	start := time.Now()
 	q.Pause(start.Add(pause))
@@ -153,7 +153,7 @@ func TestGetEndsWithContext(t *testing.T) {
 
 func TestGetEndsWithContextEvenWithItemsReady(t *testing.T) {
 	q := newQueue(t, 10)
-	q.Add(key("a"))
+	q.Add(key("a"), "")
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	_, ok := q.Get(ctx)
@@ -171,7 +171,7 @@ func TestGetWakesOnAdd(t *testing.T) {
 		}
 	}()
 	require.Eventually(t, func() bool { return q.Sleepers() == 1 }, 5*time.Second, time.Millisecond)
-	q.Add(key("a"))
+	q.Add(key("a"), "")
 	select {
 	case k := <-got:
 		assert.Equal(t, key("a"), k)
@@ -182,7 +182,7 @@ func TestGetWakesOnAdd(t *testing.T) {
 
 func TestCloseDrainsThenEnds(t *testing.T) {
 	q := newQueue(t, 10)
-	q.Add(key("a"))
+	q.Add(key("a"), "")
 	q.Close()
 	assert.Equal(t, key("a"), get(t, q).Key)
 	_, ok := q.Get(t.Context())
@@ -240,7 +240,7 @@ func TestEveryChangeIsDeliveredAfterItHappened(t *testing.T) {
 			for n := range adds {
 				i := (n*7 + p) % keys
 				lastAdd[i].Store(seq.Add(1))
-				require.NotEqual(t, queue.Overflowed, q.Add(key(fmt.Sprintf("k%d", i))))
+				require.NotEqual(t, queue.Overflowed, q.Add(key(fmt.Sprintf("k%d", i)), ""))
 			}
 		})
 	}
@@ -251,4 +251,29 @@ func TestEveryChangeIsDeliveredAfterItHappened(t *testing.T) {
 		assert.Greater(t, lastGet[i].Load(), lastAdd[i].Load(), "key k%d: last change not delivered", i)
 	}
 	assert.Equal(t, 0, q.Len())
+}
+
+// TestTheEventWaitsForTheNewestWrite follows the version an event carries
+// through merges, a change in flight and a retry.
+func TestTheEventWaitsForTheNewestWrite(t *testing.T) {
+	q := newQueue(t, 10)
+	q.Add(key("a"), "10")
+	assert.Equal(t, queue.Coalesced, q.Add(key("a"), "11"))
+	it := get(t, q)
+	assert.Equal(t, "11", it.OldResourceVersion, "a merged event waits for the newer write")
+
+	q.Add(key("a"), "12") // while in flight
+	q.Done(it)
+	again := get(t, q)
+	assert.Equal(t, "12", again.OldResourceVersion, "the resend carries the change made in flight")
+
+	q.Add(key("a"), "13")
+	q.Retry(again)
+	retried := get(t, q)
+	assert.Equal(t, "13", retried.OldResourceVersion, "the retry covers both")
+	q.Done(retried)
+
+	q.Add(key("b"), "20")
+	q.Add(key("b"), "") // a delete, say
+	assert.Empty(t, get(t, q).OldResourceVersion, "a change without a version leaves nothing to wait for")
 }
