@@ -23,11 +23,16 @@ type verdict struct {
 	why        string
 }
 
-// decide applies the relevance rules: CREATE and DELETE always; UPDATE when
+// decide applies the relevance rules: dry runs never; CREATE and DELETE always; UPDATE when
 // spec changed, or status for the status subresource, or anything for an
 // object without spec; CONNECT and other subresources never. Each object is
 // parsed once.
 func decide(manager string, req *request) verdict {
+	if req.DryRun {
+		// Nothing is stored: an event would make the KCP look for (and, with
+		// a version, wait for) a write that never comes.
+		return verdict{decision: metrics.DecisionIgnored, why: "dry run"}
+	}
 	switch req.Operation {
 	case opConnect:
 		return verdict{decision: metrics.DecisionIgnored, why: "CONNECT is not a change"}

@@ -37,6 +37,7 @@ type request struct {
 	Name        string           `json:"name"`
 	Namespace   string           `json:"namespace"`
 	Operation   string           `json:"operation"`
+	DryRun      bool             `json:"dryRun"`
 	Object      json.RawMessage  `json:"object"`
 	OldObject   json.RawMessage  `json:"oldObject"`
 }
