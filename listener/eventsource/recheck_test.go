@@ -41,18 +41,22 @@ func TestRecheckEnqueuesAgainAfterTheDelay(t *testing.T) {
 		"priority queue": func() workqueue.TypedRateLimitingInterface[string] { return priorityqueue.New[string]("test") },
 	}
 	for queue, newQueue := range queues {
+		awaitsVersions := eventsource.WithVersionWait(func(ev event.Event) bool { return ev.OldResourceVersion != "" })
 		for _, tc := range []struct {
-			name string
-			opts []eventsource.Option
-			want int
+			name    string
+			version string
+			opts    []eventsource.Option
+			want    int
 		}{
-			{"without recheck", nil, 1},
-			{"with recheck", []eventsource.Option{eventsource.WithRecheck(delay)}, 2},
+			{"without recheck", "", nil, 1},
+			{"with recheck", "", []eventsource.Option{eventsource.WithRecheck(delay)}, 2},
+			{"with recheck, a version the consumer waits for", "42", []eventsource.Option{eventsource.WithRecheck(delay), awaitsVersions}, 1},
+			{"with recheck, an event without a version", "", []eventsource.Option{eventsource.WithRecheck(delay), awaitsVersions}, 2},
 		} {
 			t.Run(queue+"/"+tc.name, func(t *testing.T) {
 				q := newQueue()
 				t.Cleanup(q.ShutDown)
-				src := eventsource.NewTyped(oneEvent{ev: event.Event{RuntimeID: "runtime-1"}}, "m",
+				src := eventsource.NewTyped(oneEvent{ev: event.Event{RuntimeID: "runtime-1", OldResourceVersion: tc.version}}, "m",
 					func(_ context.Context, ev event.Event) []string { return []string{ev.RuntimeID} }, tc.opts...)
 				require.NoError(t, src.Start(t.Context(), q))
 				got := handOut(q)

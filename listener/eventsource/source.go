@@ -32,7 +32,10 @@ type Consumer interface {
 // Option tunes a source.
 type Option func(*options)
 
-type options struct{ recheck time.Duration }
+type options struct {
+	recheck time.Duration
+	awaits  func(event.Event) bool
+}
 
 // WithRecheck enqueues every request a second time after delay.
 //
@@ -42,6 +45,15 @@ type options struct{ recheck time.Duration }
 // second look the change would wait for the periodic resync. The queue
 // merges the second request with a first one that has not started yet.
 func WithRecheck(delay time.Duration) Option { return func(o *options) { o.recheck = delay } }
+
+// WithVersionWait names the events whose pre-write version (see
+// event.Event.OldResourceVersion) the consumer waits for itself: they get
+// no recheck. The mapping function records what to wait for before it
+// returns the requests; a reconcile that cannot see the write asks for its
+// own second look.
+func WithVersionWait(awaits func(event.Event) bool) Option {
+	return func(o *options) { o.awaits = awaits }
+}
 
 // New returns a source of reconcile.Requests for builder.WatchesRawSource.
 func New(c Consumer, manager string, mapFn MapFunc[reconcile.Request], opts ...Option) source.Source {
@@ -80,8 +92,12 @@ func (s *eventSource[R]) Start(ctx context.Context, q workqueue.TypedRateLimitin
 	log := logf.FromContext(ctx).WithValues("manager", s.manager)
 	go func() {
 		err := s.consumer.Consume(ctx, s.manager, func(ev event.Event) {
+			recheck := s.opts.recheck
+			if s.opts.awaits != nil && s.opts.awaits(ev) {
+				recheck = 0
+			}
 			for _, req := range s.mapFn(ctx, ev) {
-				EnqueueWithRecheck(q, req, s.opts.recheck)
+				EnqueueWithRecheck(q, req, recheck)
 			}
 		})
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/listener/event"
 )
 
@@ -77,12 +78,14 @@ func KymasOf(ctx context.Context, reader client.Reader, runtimeID string) []reco
 	return kymasOf(ctx, reader, runtimeID)
 }
 
-// KymaEvents maps an event to its runtime's Kyma and marks it in tracker.
-func KymaEvents(reader client.Reader, tracker *Tracker) func(context.Context, event.Event) []reconcile.Request {
+// KymaEvents maps an event to its runtime's Kyma, marks it in tracker and
+// records in waits the write the Kyma's reconcile must read past.
+func KymaEvents(reader client.Reader, tracker *Tracker, waits *freshness.Waits) func(context.Context, event.Event) []reconcile.Request {
 	return func(ctx context.Context, ev event.Event) []reconcile.Request {
 		reqs := kymasOf(ctx, reader, ev.RuntimeID)
 		for _, r := range reqs {
 			tracker.Mark(r.NamespacedName, ev.Received)
+			waits.Expect(r.NamespacedName, freshness.ObjectOf(ev), ev.OldResourceVersion, ev.Received)
 		}
 		return reqs
 	}

@@ -107,6 +107,7 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 	}
 	if b.push != nil && b.push.kymaEvents != nil {
 		r.Sources, r.Pushed = []source.Source{b.push.kymaEvents}, b.push.tracker
+		r.Fresh, r.Recheck = b.push.kymaWaits, b.opts.PushRecheckDelay
 	}
 	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.opts.TemplateChangeSpread)
 }
@@ -171,6 +172,7 @@ func (b *builder) manifest() error {
 	}
 	if b.push != nil && b.push.driftEvents != nil {
 		r.Sources = []source.Source{b.push.driftEvents}
+		r.Fresh, r.Recheck = b.push.manifestWaits, o.PushRecheckDelay
 	}
 	return r.SetupWithManager(b.mgr, controllerOptions(o, o.ManifestConcurrency))
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/lifecycle-manager/certs/tlsreload"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/carotation"
+	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pkiclient"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
@@ -48,6 +49,9 @@ type pushPath struct {
 	driftEvents source.Source
 	agentEvents source.Source
 	tracker     *pushindex.Tracker
+	// kymaWaits and manifestWaits hold the pushed writes the Kyma and
+	// Manifest reconciles must read past.
+	kymaWaits, manifestWaits *freshness.Waits
 }
 
 func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Options, reg prometheus.Registerer, log logr.Logger) (*pushPath, error) {
@@ -145,10 +149,13 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	if pp.tracker, err = pushindex.NewTracker(reg); err != nil {
 		return err
 	}
-	pp.kymaEvents = eventsource.New(srv, KymaManager, pushindex.KymaEvents(reader, pp.tracker),
-		eventsource.WithRecheck(opts.PushRecheckDelay))
+	if err := pp.addWaits(reg); err != nil {
+		return err
+	}
+	pp.kymaEvents = eventsource.New(srv, KymaManager, pushindex.KymaEvents(reader, pp.tracker, pp.kymaWaits),
+		eventsource.WithRecheck(opts.PushRecheckDelay), eventsource.WithVersionWait(versioned))
 	fan := &driftFanOut{
-		listener: srv, reader: reader, agentSecret: pp.pki.Options.RuntimeSecret,
+		listener: srv, reader: reader, agentSecret: pp.pki.Options.RuntimeSecret, waits: pp.manifestWaits,
 		manifests: make(chan ctrlevent.GenericEvent, driftBuffer), agents: make(chan ctrlevent.GenericEvent, driftBuffer),
 	}
 	if err := mgr.Add(fan); err != nil {
@@ -159,12 +166,30 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	return nil
 }
 
+func (pp *pushPath) addWaits(reg prometheus.Registerer) error {
+	var err error
+	if pp.kymaWaits, err = freshness.New(reg, "kyma", freshness.Options{}); err != nil {
+		return err
+	}
+	pp.manifestWaits, err = freshness.New(reg, "manifest", freshness.Options{})
+	return err
+}
+
+// versioned tells the events whose write the reconcile waits for itself.
+func versioned(ev event.Event) bool { return ev.OldResourceVersion != "" }
+
 // enqueueWithRecheck enqueues the object of a drift event at once and
-// again after delay, for the reason eventsource.WithRecheck gives.
+// again after delay, for the reason eventsource.WithRecheck gives, unless
+// the event carried a version that the reconcile waits for: the fan-out
+// marks those with a resource version on the request's stand-in object.
 func enqueueWithRecheck(delay time.Duration) handler.EventHandler {
 	return handler.Funcs{GenericFunc: func(_ context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}
-		eventsource.EnqueueWithRecheck(q, req, delay)
+		recheck := delay
+		if e.Object.GetResourceVersion() != "" {
+			recheck = 0
+		}
+		eventsource.EnqueueWithRecheck(q, req, recheck)
 	}}
 }
 
@@ -178,8 +203,10 @@ type driftFanOut struct {
 	listener    *listener.Server
 	reader      client.Reader
 	agentSecret string
-	manifests   chan ctrlevent.GenericEvent
-	agents      chan ctrlevent.GenericEvent
+	// waits receives the writes the Manifests' reconciles must read past.
+	waits     *freshness.Waits
+	manifests chan ctrlevent.GenericEvent
+	agents    chan ctrlevent.GenericEvent
 }
 
 // NeedLeaderElection is true: the controllers run on the leader only.
@@ -194,6 +221,12 @@ func (f *driftFanOut) Start(ctx context.Context) error {
 		}
 		for _, r := range reqs {
 			obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name}}
+			if out == f.manifests && versioned(ev) {
+				// The Manifest's reconcile reads the object past the write;
+				// the version on the stand-in tells the handler so.
+				f.waits.Expect(r.NamespacedName, freshness.ObjectOf(ev), ev.OldResourceVersion, ev.Received)
+				obj.ResourceVersion = ev.OldResourceVersion
+			}
 			select {
 			case out <- ctrlevent.GenericEvent{Object: obj}:
 			case <-ctx.Done():

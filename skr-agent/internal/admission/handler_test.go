@@ -201,6 +201,20 @@ func TestUpdatesCarryThePreWriteVersion(t *testing.T) {
 	}
 }
 
+func TestDryRunsQueueNothing(t *testing.T) {
+	f := newFixture(t, 0)
+	body := reviewBody(t, "UPDATE", "", kymaKind, "default",
+		kyma(map[string]any{"channel": "regular"}, nil, nil), kyma(map[string]any{"channel": "fast"}, nil, nil))
+	var rv map[string]any
+	require.NoError(t, json.Unmarshal(body, &rv))
+	rv["request"].(map[string]any)["dryRun"] = true
+	body, err := json.Marshal(rv)
+	require.NoError(t, err)
+	assertAllowed(t, f.post(t, "/validate/lifecycle-manager", body), "admission.k8s.io/v1", "0b3a-42")
+	assert.Empty(t, f.queue.keys, "a dry run stores nothing, so there is nothing to report")
+	assert.InDelta(t, 1, testutil.ToFloat64(f.metrics.AdmissionRequests.WithLabelValues("UPDATE", metrics.DecisionIgnored)), 0)
+}
+
 func assertAllowed(t *testing.T, rec *httptest.ResponseRecorder, apiVersion, uid string) {
 	t.Helper()
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())

@@ -19,6 +19,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
+	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
@@ -51,6 +52,11 @@ type Reconciler struct {
 	Sources []source.Source
 	// Pushed measures the push path's last hop; nil without the push path.
 	Pushed *pushindex.Tracker
+	// Fresh holds the runtime writes pushed events reported, which a
+	// reconcile must read past; Recheck is when to look again at one it
+	// could not see. Nil without the push path.
+	Fresh   *freshness.Waits
+	Recheck time.Duration
 	// RequeueNoPush bounds the resync of a Kyma whose agent is not ready:
 	// without the push path, only polling sees changes in its runtime.
 	RequeueNoPush time.Duration
@@ -60,6 +66,8 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
 	r.Pushed.Started(req.NamespacedName)
+	pending := r.Fresh.Take(req.NamespacedName)
+	ctx = freshness.NewContext(ctx, pending)
 	kyma := &v1beta2.Kyma{}
 	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -80,6 +88,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		res, err = r.reconcile(ctx, kyma)
 	} else {
 		res, err = r.reconcileDeletion(ctx, kyma)
+	}
+	after := pending.Finish(res.RequeueAfter, r.Recheck)
+	if err == nil {
+		res.RequeueAfter = after
 	}
 	r.Metrics.reconciled(time.Since(start), res, err)
 	return res, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
@@ -34,8 +35,7 @@ func (r *Reconciler) syncRuntime(ctx context.Context, kyma *v1beta2.Kyma, rt *re
 // when it is missing, and keeps the labels users and the agent need on it.
 func (r *Reconciler) ensureRuntimeKyma(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) (*v1beta2.Kyma, error) {
 	key := client.ObjectKey{Namespace: rt.Namespace, Name: shared.DefaultRuntimeKymaName}
-	remoteKyma := &v1beta2.Kyma{}
-	err := rt.Get(ctx, key, remoteKyma)
+	remoteKyma, err := readRuntimeKyma(ctx, rt, key)
 	switch {
 	case apierrors.IsNotFound(err):
 		remoteKyma = &v1beta2.Kyma{
@@ -67,6 +67,31 @@ func (r *Reconciler) ensureRuntimeKyma(ctx context.Context, kyma *v1beta2.Kyma, 
 		}
 	}
 	return remoteKyma, nil
+}
+
+// runtimeKyma names the runtime Kyma for the pushed writes a reconcile waits for.
+var runtimeKyma = v1beta2.GroupVersion.WithKind("Kyma").GroupKind()
+
+// readRuntimeKyma reads the runtime Kyma past the writes pushed events
+// reported, so that an edit the agent saw is not missed because the
+// runtime's API server had not stored it yet.
+func readRuntimeKyma(ctx context.Context, rt *remote.Runtime, key client.ObjectKey) (*v1beta2.Kyma, error) {
+	var remoteKyma *v1beta2.Kyma
+	var notFound error
+	err := freshness.FromContext(ctx).Read(ctx, freshness.Object{GroupKind: runtimeKyma, NamespacedName: key},
+		func(ctx context.Context) (string, error) {
+			remoteKyma, notFound = &v1beta2.Kyma{}, nil
+			err := rt.Get(ctx, key, remoteKyma)
+			if apierrors.IsNotFound(err) {
+				notFound = err // deleted after the write: nothing to wait for
+				return "", nil
+			}
+			return remoteKyma.ResourceVersion, err
+		})
+	if err != nil {
+		return nil, err
+	}
+	return remoteKyma, notFound
 }
 
 // runtimeLabels are the labels the runtime Kyma carries: the watched-by

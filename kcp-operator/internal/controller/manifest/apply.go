@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
@@ -75,12 +76,7 @@ func (r *Reconciler) inPlace(ctx context.Context, rt *remote.Runtime, objs []*un
 	missing := false
 	var mu sync.Mutex
 	err := forEach(ctx, r.Parallelism, objs, func(ctx context.Context, o *unstructured.Unstructured) error {
-		var current client.Object = &metav1.PartialObjectMetadata{}
-		if isWorkload(o.GroupVersionKind()) {
-			current = &unstructured.Unstructured{}
-		}
-		current.GetObjectKind().SetGroupVersionKind(o.GroupVersionKind())
-		err := rt.Get(ctx, client.ObjectKeyFromObject(o), current)
+		current, err := readPast(ctx, rt, o, isWorkload(o.GroupVersionKind()))
 		switch {
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 			mu.Lock()
@@ -97,6 +93,32 @@ func (r *Reconciler) inPlace(ctx context.Context, rt *remote.Runtime, objs []*un
 		return nil, false, err
 	}
 	return versions, !missing && versions.fingerprint() == want, nil
+}
+
+// readPast reads what the runtime holds of o, whole or only its metadata,
+// past a write a pushed drift event reported.
+func readPast(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, whole bool) (client.Object, error) {
+	var current client.Object
+	var gone error
+	key := client.ObjectKeyFromObject(o)
+	err := freshness.FromContext(ctx).Read(ctx, freshness.Object{GroupKind: o.GroupVersionKind().GroupKind(), NamespacedName: key},
+		func(ctx context.Context) (string, error) {
+			current, gone = &metav1.PartialObjectMetadata{}, nil
+			if whole {
+				current = &unstructured.Unstructured{}
+			}
+			current.GetObjectKind().SetGroupVersionKind(o.GroupVersionKind())
+			err := rt.Get(ctx, key, current)
+			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+				gone = err // deleted after the write: nothing to wait for
+				return "", nil
+			}
+			return current.GetResourceVersion(), err
+		})
+	if err != nil {
+		return nil, err
+	}
+	return current, gone
 }
 
 // prune deletes what an earlier apply placed and the render no longer has.

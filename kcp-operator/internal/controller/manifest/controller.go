@@ -3,6 +3,7 @@ package manifest
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,6 +17,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
+	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 )
@@ -35,10 +37,25 @@ type Reconciler struct {
 	Parallelism int
 	// Sources are further event sources: the push path's drift events.
 	Sources []source.Source
+	// Fresh holds the runtime writes pushed drift events reported, which a
+	// reconcile must read past; Recheck is when to look again at one it
+	// could not see. Nil without the push path.
+	Fresh   *freshness.Waits
+	Recheck time.Duration
 }
 
 // Reconcile installs the module of one Manifest and reports its state.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pending := r.Fresh.Take(req.NamespacedName)
+	res, err := r.reconcile(freshness.NewContext(ctx, pending), req)
+	after := pending.Finish(res.RequeueAfter, r.Recheck)
+	if err == nil {
+		res.RequeueAfter = after
+	}
+	return res, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	mf := &v1beta2.Manifest{}
 	if err := r.KCP.Get(ctx, req.NamespacedName, mf); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
@@ -138,9 +137,8 @@ func (r *Reconciler) moduleCR(ctx context.Context, mf *v1beta2.Manifest, rt *rem
 			desired.SetNamespace(rt.Namespace)
 		}
 	}
-	current := &unstructured.Unstructured{}
-	current.SetGroupVersionKind(desired.GroupVersionKind())
-	err := rt.Get(ctx, client.ObjectKeyFromObject(desired), current)
+	got, err := readPast(ctx, rt, desired, true)
+	current, _ := got.(*unstructured.Unstructured)
 	switch {
 	case apierrors.IsNotFound(err):
 		if mf.Spec.CustomResourcePolicy == v1beta2.CustomResourcePolicyIgnore {

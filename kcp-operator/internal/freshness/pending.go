@@ -1,0 +1,124 @@
+package freshness
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Pending is what one reconcile has to see: the waits it took. Its reads
+// may run concurrently.
+type Pending struct {
+	owner *Waits
+	req   types.NamespacedName
+	mu    sync.Mutex
+	waits map[Object]wait
+}
+
+// Read calls read, which returns the resourceVersion of what it read of
+// obj ("" when the object is gone), and, while that is older than the
+// write a pushed event reported, reads again after a growing pause, a
+// bounded number of times. read must reset what it reads into before
+// reading: decoding into a used object keeps fields the new one lacks.
+// Whether the write was seen, the object's wait ends here, unless every
+// reread was early: then Finish asks for a second look.
+func (p *Pending) Read(ctx context.Context, obj Object, read func(context.Context) (string, error)) error {
+	rv, err := read(ctx)
+	p.mu.Lock()
+	w, ok := p.waits[obj]
+	p.mu.Unlock()
+	if err != nil || !ok {
+		return err
+	}
+	if rv == "" || !Stale(rv, w.version) {
+		p.settle(obj, OutcomeFresh)
+		return nil
+	}
+	p.owner.early.Inc()
+	pause := p.owner.opts.FirstBackoff
+	for range p.owner.opts.Rereads {
+		if err := sleep(ctx, pause); err != nil {
+			return err
+		}
+		pause *= 2
+		if rv, err = read(ctx); err != nil {
+			return err
+		}
+		if rv == "" || !Stale(rv, w.version) {
+			p.settle(obj, OutcomeCaughtUp)
+			return nil
+		}
+	}
+	p.owner.reads.WithLabelValues(OutcomeGaveUp).Inc()
+	return nil
+}
+
+func (p *Pending) settle(obj Object, outcome string) {
+	p.mu.Lock()
+	delete(p.waits, obj)
+	p.mu.Unlock()
+	p.owner.reads.WithLabelValues(outcome).Inc()
+}
+
+// Finish returns what the reconcile could not settle to the waits of its
+// request, unless older than MaxAge, and shortens after to recheck when
+// it did: the reconcile then looks again soon, as for an event without a
+// version. It returns after unchanged when everything was seen.
+func (p *Pending) Finish(after, recheck time.Duration) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.owner == nil || len(p.waits) == 0 {
+		return after
+	}
+	w := p.owner
+	now := w.opts.Now()
+	kept := 0
+	w.mu.Lock()
+	for obj, wt := range p.waits {
+		if now.Sub(wt.since) > w.opts.MaxAge {
+			w.reads.WithLabelValues(OutcomeExpired).Inc()
+			continue
+		}
+		w.expectLocked(p.req, obj, wt)
+		kept++
+	}
+	w.mu.Unlock()
+	p.waits = nil
+	if kept == 0 || recheck <= 0 {
+		return after
+	}
+	if after == 0 || after > recheck {
+		return recheck
+	}
+	return after
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to read a pushed write again: %w", ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
+type contextKey struct{}
+
+// NewContext returns ctx carrying p, for the reads of one reconcile.
+func NewContext(ctx context.Context, p *Pending) context.Context {
+	return context.WithValue(ctx, contextKey{}, p)
+}
+
+// FromContext returns the Pending of the reconcile ctx belongs to; one
+// without waits when there is none.
+func FromContext(ctx context.Context) *Pending {
+	if p, ok := ctx.Value(contextKey{}).(*Pending); ok {
+		return p
+	}
+	return &Pending{}
+}
