@@ -2,7 +2,9 @@ package suite
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,17 +129,37 @@ func TestForeignAndUnknownCertificatesAreRejected(t *testing.T) {
 	assert.Equal(t, foreignCA+1, metric(t, "listener_verification_failures_total", `reason="unknown_authority"`))
 }
 
-func TestTheRuntimeWatcherWireFormatIsAccepted(t *testing.T) {
+// TestThePublicAgentGetsTheAnswerItExpects sends what the public
+// runtime-watcher agent sends (its body, with and without the owner field
+// of older versions, posted the way it posts: http.Client.Post with
+// application/json over HTTP/1.1) and checks for the one answer that
+// agent counts as success: 200. Any other code, 202 included, makes it log
+// an error, count a failure and write "kcp request failed" into its
+// admission answer for every event.
+func TestThePublicAgentGetsTheAnswerItExpects(t *testing.T) {
 	rt := h.Runtimes[0]
 	ensureKyma(t, rt, harness.SampleModule)
 	step(t, "Given the runtime's own certificate (the agent's Secret)")
 	s, err := agentSecret(t, rt)
 	require.NoError(t, err)
-	step(t, "When a plain HTTP client posts the public runtime-watcher payload with it")
-	code, err := postEvent(t.Context(), t, s.Data["tls.crt"], s.Data["tls.key"])
-	step(t, "Then it is accepted")
-	require.NoError(t, err)
-	assert.Equal(t, http.StatusOK, code)
+	c := publicAgentClient(t, s.Data["tls.crt"], s.Data["tls.key"])
+	url := "https://" + h.ListenerAddr + "/v2/lifecycle-manager/event"
+	for name, body := range map[string]string{
+		"current": `{"watched":{"Namespace":"kyma-system","Name":"default"},` +
+			`"watchedGvk":{"group":"operator.kyma-project.io","version":"v1beta2","kind":"Kyma"}}`,
+		"with owner": `{"owner":{"Namespace":"kcp-system","Name":"` + rt.KymaName + `"},` +
+			`"watched":{"Namespace":"kyma-system","Name":"default"},` +
+			`"watchedGvk":{"group":"operator.kyma-project.io","version":"v1beta2","kind":"Kyma"}}`,
+	} {
+		step(t, "When it posts the public agent's %s body as that agent does", name)
+		resp, err := c.Post(url, "application/json", strings.NewReader(body)) //nolint:noctx // exactly as the public agent posts
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		step(t, "Then the listener answers 200, the only code that agent takes for success")
+		assert.Equal(t, http.StatusOK, resp.StatusCode, name)
+		assert.Equal(t, "HTTP/1.1", resp.Proto, "the public agent's transport speaks HTTP/1.1")
+	}
 }
 
 func TestAnUnreachableRuntimeFailsAloneAndRecovers(t *testing.T) {

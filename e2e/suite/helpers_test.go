@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"net/http"
 	"strconv"
 	"strings"
@@ -102,6 +104,22 @@ func postEvent(ctx context.Context, t *testing.T, certPEM, keyPEM []byte) (int, 
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// publicAgentClient is an HTTP client configured as the public
+// runtime-watcher agent configures its own: a plain http.Transport with a
+// TLS config (client certificate, the KCP's CA), which keeps it on HTTP/1.1.
+func publicAgentClient(t *testing.T, certPEM, keyPEM []byte) *http.Client {
+	t.Helper()
+	kp, err := tls.X509KeyPair(certPEM, keyPEM)
+	require.NoError(t, err)
+	bundle := &corev1.Secret{}
+	require.NoError(t, h.KCP.Client.Get(t.Context(), client.ObjectKey{Namespace: harness.Namespace, Name: "lifecycle-manager-ca-bundle"}, bundle))
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(bundle.Data["ca.crt"]))
+	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: roots, Certificates: []tls.Certificate{kp}, ServerName: "localhost", MinVersion: tls.VersionTLS12,
+	}}}
 }
 
 // issue makes a client certificate for cn signed by ca.

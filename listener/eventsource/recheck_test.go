@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -113,6 +114,25 @@ func TestPushedRequestsGoBeforeBackgroundWork(t *testing.T) {
 	item, priority, _ := q.GetWithPriority()
 	assert.Equal(t, "pushed", item)
 	assert.Equal(t, eventsource.Priority, priority)
+}
+
+// TestWithPriorityOrdersTheRequests: a request whose priority function
+// demotes it to the background work's priority waits behind requests that
+// were queued with a higher one.
+func TestWithPriorityOrdersTheRequests(t *testing.T) {
+	q := priorityqueue.New[string]("test")
+	t.Cleanup(q.ShutDown)
+	q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(0)}, "ordinary")
+	src := eventsource.NewTyped(oneEvent{ev: event.Event{RuntimeID: "flooder"}}, "m",
+		func(_ context.Context, ev event.Event) []string { return []string{ev.RuntimeID} },
+		eventsource.WithPriority(func(event.Event) int { return -100 }))
+	require.NoError(t, src.Start(t.Context(), q))
+	require.Eventually(t, func() bool { return q.Len() == 2 }, 5*time.Second, 10*time.Millisecond)
+	first, _, _ := q.GetWithPriority()
+	assert.Equal(t, "ordinary", first)
+	second, priority, _ := q.GetWithPriority()
+	assert.Equal(t, "flooder", second)
+	assert.Equal(t, -100, priority)
 }
 
 // TestRecheckFromAChannelSourceHandler enqueues through controller-runtime's

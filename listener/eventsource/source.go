@@ -33,8 +33,9 @@ type Consumer interface {
 type Option func(*options)
 
 type options struct {
-	recheck time.Duration
-	awaits  func(event.Event) bool
+	recheck  time.Duration
+	awaits   func(event.Event) bool
+	priority func(event.Event) int
 }
 
 // WithRecheck enqueues every request a second time after delay.
@@ -53,6 +54,13 @@ func WithRecheck(delay time.Duration) Option { return func(o *options) { o.reche
 // own second look.
 func WithVersionWait(awaits func(event.Event) bool) Option {
 	return func(o *options) { o.awaits = awaits }
+}
+
+// WithPriority sets the queue priority of an event's requests, Priority
+// without it; e.g. to queue the requests of a runtime that pushes more
+// than its share behind everyone else's.
+func WithPriority(priority func(event.Event) int) Option {
+	return func(o *options) { o.priority = priority }
 }
 
 // New returns a source of reconcile.Requests for builder.WatchesRawSource.
@@ -92,12 +100,15 @@ func (s *eventSource[R]) Start(ctx context.Context, q workqueue.TypedRateLimitin
 	log := logf.FromContext(ctx).WithValues("manager", s.manager)
 	go func() {
 		err := s.consumer.Consume(ctx, s.manager, func(ev event.Event) {
-			recheck := s.opts.recheck
+			recheck, priority := s.opts.recheck, Priority
 			if s.opts.awaits != nil && s.opts.awaits(ev) {
 				recheck = 0
 			}
+			if s.opts.priority != nil {
+				priority = s.opts.priority(ev)
+			}
 			for _, req := range s.mapFn(ctx, ev) {
-				EnqueueWithRecheck(q, req, recheck)
+				EnqueueAt(q, req, recheck, priority)
 			}
 		})
 		if err != nil {
@@ -125,15 +136,20 @@ const Priority = 100
 // event handler as soon as the handler returns, so a timer that checked it
 // never added anything. A queue that shut down meanwhile ignores the add.
 func EnqueueWithRecheck[R comparable](q workqueue.TypedRateLimitingInterface[R], req R, recheck time.Duration) {
-	enqueue(q, req)
+	EnqueueAt(q, req, recheck, Priority)
+}
+
+// EnqueueAt is EnqueueWithRecheck with the given priority.
+func EnqueueAt[R comparable](q workqueue.TypedRateLimitingInterface[R], req R, recheck time.Duration, priority int) {
+	enqueue(q, req, priority)
 	if recheck > 0 {
-		time.AfterFunc(recheck, func() { enqueue(q, req) })
+		time.AfterFunc(recheck, func() { enqueue(q, req, priority) })
 	}
 }
 
-func enqueue[R comparable](q workqueue.TypedRateLimitingInterface[R], req R) {
+func enqueue[R comparable](q workqueue.TypedRateLimitingInterface[R], req R, priority int) {
 	if pq, ok := q.(priorityqueue.PriorityQueue[R]); ok {
-		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(Priority)}, req)
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(priority)}, req)
 		return
 	}
 	q.Add(req)

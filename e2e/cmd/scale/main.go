@@ -40,6 +40,7 @@ func parseFlags(args []string) (fleet.Options, error) {
 	fs.IntVar(&o.Modules, "modules", 5, "modules per Kyma")
 	fs.IntVar(&o.RuntimeServers, "runtime-servers", 0, "runtime API servers the runtimes share (0: kymas/1000+1, 2 to 7)")
 	fs.IntVar(&o.PushRuntimes, "push-runtimes", 20, "runtimes with a real skr-agent, where the push edits are made")
+	fs.IntVar(&o.PublicPushRuntimes, "public-push-runtimes", 10, "further runtimes whose skr-agent sends the public runtime-watcher body (no pre-write version); idle edits there are measured apart")
 	fs.IntVar(&o.PushEdits, "push-edits", 200, "runtime edits measured, idle and again during the release")
 	fs.Float64Var(&o.EditRate, "edit-rate", 4, "runtime edits per second")
 	fs.DurationVar(&o.Idle, "idle", 5*time.Minute, "quiet window with everything Ready")

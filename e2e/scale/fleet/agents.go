@@ -93,6 +93,9 @@ func (f *Fleet) startAgent(ctx context.Context, i int, ports []int) (*harness.Pr
 	}
 	p := harness.AgentProcess(f.Bin.Agent, filepath.Join(f.opts.RunDir, "logs", ns+"-skr-agent.log"), dir, d, ports[i], metricsPort)
 	p.Name = "skr-agent (" + ns + ")"
+	if i >= f.opts.PushRuntimes {
+		p.Args = append(p.Args, "--send-resource-versions=false") // the public agent's body
+	}
 	if err := p.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}

@@ -20,6 +20,10 @@ type Options struct {
 	PushRuntimes int
 	PushEdits    int
 	EditRate     float64
+	// PublicPushRuntimes run a real agent too (after the PushRuntimes),
+	// one that sends the public runtime-watcher body (no pre-write version):
+	// PushEdits more edits are made in them while idle, measured apart.
+	PublicPushRuntimes int
 	// Idle is the quiet window with everything Ready.
 	Idle time.Duration
 	// ReleaseSpread is the operator's --template-change-spread; a new
@@ -93,10 +97,11 @@ func (o *Options) Validate() error {
 	if o.RuntimeServers < 1 || o.RuntimeServers > MaxRuntimeServers {
 		errs = append(errs, fmt.Errorf("runtime servers %d: want 1 to %d (eight API servers with the KCP)", o.RuntimeServers, MaxRuntimeServers))
 	}
-	if o.PushRuntimes < 0 || o.PushRuntimes > o.Kymas {
-		errs = append(errs, fmt.Errorf("push runtimes %d: want 0 to the number of Kymas", o.PushRuntimes))
+	if o.PushRuntimes < 0 || o.PublicPushRuntimes < 0 || o.PushRuntimes+o.PublicPushRuntimes > o.Kymas {
+		errs = append(errs, fmt.Errorf("push runtimes %d and public push runtimes %d: want 0 or more, together at most the number of Kymas",
+			o.PushRuntimes, o.PublicPushRuntimes))
 	}
-	if o.PushEdits > 0 && o.PushRuntimes == 0 {
+	if o.PushEdits > 0 && o.PushRuntimes == 0 && o.PublicPushRuntimes == 0 {
 		errs = append(errs, errors.New("push edits need at least one push runtime"))
 	}
 	if o.EditRate <= 0 {

@@ -27,10 +27,10 @@ type Edit struct {
 }
 
 // PushEdits makes n edits, rate per second, each to the runtime Kyma of a
-// random runtime with an agent (i < runtimes), and measures when the KCP
-// Kyma carries it. Edits that the KCP does not show within a minute are
-// lost.
-func (f *Fleet) PushEdits(ctx context.Context, runtimes, n int, rate float64, tag string) ([]Edit, int, error) {
+// random runtime with an agent (first <= i < end), and measures when the
+// KCP Kyma carries it. Edits that the KCP does not show within a minute
+// are lost.
+func (f *Fleet) PushEdits(ctx context.Context, first, end, n int, rate float64, tag string) ([]Edit, int, error) {
 	seen, stop, err := f.watchControllerNames(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -42,7 +42,7 @@ func (f *Fleet) PushEdits(ctx context.Context, runtimes, n int, rate float64, ta
 	defer tick.Stop()
 	for j := range n {
 		value := fmt.Sprintf("%s-%d", tag, j)
-		i := rand.IntN(runtimes) //nolint:gosec // picking a runtime, not a secret
+		i := first + rand.IntN(end-first) //nolint:gosec // picking a runtime, not a secret
 		at, err := f.editRuntimeKyma(ctx, i, value)
 		if err != nil {
 			return nil, 0, err

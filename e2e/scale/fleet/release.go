@@ -72,12 +72,12 @@ func (ru *run) releasePhase(ctx context.Context) error {
 // yields once they are done.
 func (ru *run) pushUnderLoad(ctx context.Context) <-chan error {
 	done := make(chan error, 1)
-	if ru.opts.PushEdits == 0 || ru.r.Push == nil {
+	if ru.opts.PushEdits == 0 || ru.r.Push == nil || ru.opts.PushRuntimes == 0 {
 		done <- nil
 		return done
 	}
 	go func() {
-		edits, lost, err := ru.f.PushEdits(ctx, ru.opts.PushRuntimes, ru.opts.PushEdits, ru.opts.EditRate, "load")
+		edits, lost, err := ru.f.PushEdits(ctx, 0, ru.opts.PushRuntimes, ru.opts.PushEdits, ru.opts.EditRate, "load")
 		if err == nil {
 			ru.push["load"] = edits
 			ru.r.Push.UnderLoad = summarize(edits)

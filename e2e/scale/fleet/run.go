@@ -86,7 +86,7 @@ func (ru *run) setup(ctx context.Context) error {
 	if err := f.PublishModules(ctx); err != nil {
 		return err
 	}
-	if ru.ports, err = AllocateAgentPorts(ctx, ru.opts.PushRuntimes); err != nil {
+	if ru.ports, err = AllocateAgentPorts(ctx, ru.opts.PushRuntimes+ru.opts.PublicPushRuntimes); err != nil {
 		return err
 	}
 	ru.opts.Progress("creating %d Kymas and their access Secrets", ru.opts.Kymas)
@@ -221,13 +221,26 @@ func (ru *run) pushIdle(ctx context.Context) error {
 	if ru.opts.PushEdits == 0 {
 		return nil
 	}
-	ru.opts.Progress("%d runtime edits at %.0f/s in %d runtimes with agents", ru.opts.PushEdits, ru.opts.EditRate, ru.opts.PushRuntimes)
-	edits, lost, err := ru.f.PushEdits(ctx, ru.opts.PushRuntimes, ru.opts.PushEdits, ru.opts.EditRate, "idle")
-	if err != nil {
-		return err
+	ru.r.Push = &report.Push{Runtimes: ru.opts.PushRuntimes, PublicRuntimes: ru.opts.PublicPushRuntimes}
+	if n := ru.opts.PushRuntimes; n > 0 {
+		ru.opts.Progress("%d runtime edits at %.0f/s in %d runtimes with agents", ru.opts.PushEdits, ru.opts.EditRate, n)
+		edits, lost, err := ru.f.PushEdits(ctx, 0, n, ru.opts.PushEdits, ru.opts.EditRate, "idle")
+		if err != nil {
+			return err
+		}
+		ru.push["idle"] = edits
+		ru.r.Push.Idle, ru.r.Push.Lost = summarize(edits), lost
 	}
-	ru.push["idle"] = edits
-	ru.r.Push = &report.Push{Runtimes: ru.opts.PushRuntimes, Idle: summarize(edits), Lost: lost}
+	if n := ru.opts.PublicPushRuntimes; n > 0 {
+		ru.opts.Progress("%d runtime edits at %.0f/s in %d runtimes whose agents send the public body", ru.opts.PushEdits, ru.opts.EditRate, n)
+		first := ru.opts.PushRuntimes
+		edits, lost, err := ru.f.PushEdits(ctx, first, first+n, ru.opts.PushEdits, ru.opts.EditRate, "idle-public")
+		if err != nil {
+			return err
+		}
+		ru.push["idle, public body"] = edits
+		ru.r.Push.IdlePublic, ru.r.Push.Lost = summarize(edits), ru.r.Push.Lost+lost
+	}
 	return ru.listenerToReconcile(ctx)
 }
 

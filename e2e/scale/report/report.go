@@ -134,9 +134,14 @@ type Resync struct {
 // Push is the latency of runtime edits to the reconcile they cause.
 type Push struct {
 	Runtimes int `json:"runtimes"`
-	// Idle: edits while everything is Ready; UnderLoad: during the release.
-	Idle      *stats.Latency `json:"idle,omitempty"`
-	UnderLoad *stats.Latency `json:"underLoad,omitempty"`
+	// PublicRuntimes run agents that send the public body, without the
+	// pre-write version.
+	PublicRuntimes int `json:"publicRuntimes,omitempty"`
+	// Idle: edits while everything is Ready; UnderLoad: during the release;
+	// IdlePublic: idle edits in the runtimes whose agents send the public body.
+	Idle       *stats.Latency `json:"idle,omitempty"`
+	UnderLoad  *stats.Latency `json:"underLoad,omitempty"`
+	IdlePublic *stats.Latency `json:"idlePublic,omitempty"`
 	// ListenerToReconcileMs is the mean of the operator's own histogram of
 	// the last hop, listener to reconcile start.
 	ListenerToReconcileMs float64 `json:"listenerToReconcileMeanMs"`

@@ -28,7 +28,7 @@ func measured() *report.Report {
 		Idle:     &report.Idle{Seconds: 300, CPUSeconds: 3, CorePercent: 1},
 		Resync:   &report.Resync{Objects: 6000, Reconciles: 6000, CPUSeconds: 36, AmortizedCorePercent: 2},
 		Push: &report.Push{
-			Idle:      &stats.Latency{Count: 200, P50: 40, P99: 300, Max: 400},
+			Idle:      &stats.Latency{Count: 200, P50: 40, P99: 120, Max: 400},
 			UnderLoad: &stats.Latency{Count: 200, P50: 60, P99: 900, Max: 1500},
 		},
 		Release: &report.Release{Module: "scale-1", Kymas: 1000, Spread: report.Duration(2 * time.Minute), Seconds: 130, FirstToLastUpdate: 118},
@@ -38,7 +38,7 @@ func measured() *report.Report {
 func TestJudgeMet(t *testing.T) {
 	r := measured()
 	r.Judge()
-	require.Len(t, r.Targets, 5)
+	require.Len(t, r.Targets, 6)
 	for _, tg := range r.Targets {
 		require.NotNil(t, tg.Met, tg.Name)
 		assert.True(t, *tg.Met, "%s: %s", tg.Name, tg.Value)
@@ -72,8 +72,10 @@ func TestJudgeNotMet(t *testing.T) {
 		{"busy when idle", func(r *report.Report) { r.Resync.AmortizedCorePercent = 4.5 }, 1},
 		{"slow push", func(r *report.Report) { r.Push.UnderLoad.P99 = 1200 }, 2},
 		{"lost edit", func(r *report.Report) { r.Push.Lost = 1 }, 2},
-		{"too much memory", func(r *report.Report) { r.Operator.PeakRSS = 5 << 30 }, 3},
-		{"release at once", func(r *report.Report) { r.Release.FirstToLastUpdate = 3 }, 4},
+		{"slow idle push", func(r *report.Report) { r.Push.Idle.P99 = 300 }, 3},
+		{"lost idle edit", func(r *report.Report) { r.Push.Lost = 1 }, 3},
+		{"too much memory", func(r *report.Report) { r.Operator.PeakRSS = 5 << 30 }, 4},
+		{"release at once", func(r *report.Report) { r.Release.FirstToLastUpdate = 3 }, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := measured()

@@ -59,6 +59,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if p.UnderLoad != nil {
 			row("push latency, during the release", p.UnderLoad.String())
 		}
+		if p.IdlePublic != nil {
+			row("push latency, idle, public agent body (no version)", p.IdlePublic.String())
+		}
 		row("push path counters", p.countersLine())
 	}
 	if rel := r.Release; rel != nil {

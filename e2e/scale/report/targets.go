@@ -21,13 +21,14 @@ const (
 	MaxRatioToBound     = 2.0
 	MaxIdleCorePercent  = 5.0
 	MaxPushP99Ms        = 1000.0
+	MaxIdlePushP99Ms    = 150.0
 	MaxRSSBytes         = 4 << 30
 	MinReleaseSpreadUse = 0.5
 )
 
 // Judge fills r.Targets from the measured sections.
 func (r *Report) Judge() {
-	r.Targets = []Target{r.convergenceTarget(), r.idleTarget(), r.pushTarget(), r.memoryTarget(), r.releaseTarget()}
+	r.Targets = []Target{r.convergenceTarget(), r.idleTarget(), r.pushTarget(), r.idlePushTarget(), r.memoryTarget(), r.releaseTarget()}
 }
 
 func judged(name, goal, value string, met bool, note string) Target {
@@ -74,6 +75,21 @@ func (r *Report) idleTarget() Target {
 			r.Idle.CorePercent, r.Idle.Reconciles, basePercent, w.AmortizedCorePercent, r.Config.ResyncInterval)
 	}
 	return judged(name, goal, fmt.Sprintf("%.2f%% of one core", total), total < MaxIdleCorePercent, note)
+}
+
+// idlePushTarget is issue 18's: with the agent's pre-write version the
+// reconcile reads the edit as soon as it is stored, not after a recheck.
+func (r *Report) idlePushTarget() Target {
+	const name, goal = "push latency p99, idle", "under 150 ms, no edit lost"
+	if r.Push == nil || r.Push.Idle == nil {
+		return notMeasured(name, goal)
+	}
+	p := r.Push.Idle
+	note := ""
+	if q := r.Push.IdlePublic; q != nil {
+		note = fmt.Sprintf("agents sending the public body (no version): p99 %.0f ms", q.P99)
+	}
+	return judged(name, goal, fmt.Sprintf("%.0f ms", p.P99), p.P99 < MaxIdlePushP99Ms && r.Push.Lost == 0, note)
 }
 
 func (r *Report) pushTarget() Target {

@@ -74,6 +74,8 @@ type Options struct {
 	ModuleDriftWatch       bool
 	RequeueNoPush          time.Duration
 	PushRecheckDelay       time.Duration
+	PushRuntimeRate        float64
+	PushRuntimeBurst       int
 
 	RateLimiterBaseDelay time.Duration
 	RateLimiterMaxDelay  time.Duration
@@ -136,6 +138,8 @@ func Default() Options {
 		ModuleDriftWatch:       true,
 		RequeueNoPush:          time.Minute,
 		PushRecheckDelay:       500 * time.Millisecond,
+		PushRuntimeRate:        10,
+		PushRuntimeBurst:       100,
 
 		RateLimiterBaseDelay: 500 * time.Millisecond,
 		RateLimiterMaxDelay:  5 * time.Minute,
@@ -224,7 +228,9 @@ func (o *Options) bindPush(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AgentWebhookURL, "agent-webhook-url", o.AgentWebhookURL, "Make runtimes call the agent at this URL (https://host:port) instead of its Service: local runs where no pods run.")
 	fs.DurationVar(&o.AgentRerenderSpread, "agent-rerender-spread", o.AgentRerenderSpread, "A Watcher change re-renders the agent of every runtime at random times within this window.")
 	fs.BoolVar(&o.ModuleDriftWatch, "module-drift-watch", o.ModuleDriftWatch, "Let the agents report edits and deletions of module resources, so that drift is repaired by push.")
-	fs.DurationVar(&o.PushRecheckDelay, "push-recheck-delay", o.PushRecheckDelay, "Reconcile again this long after each pushed event: the agent reports a write before the runtime's API server stores it, so the first reconcile may not see it yet. 0 disables.")
+	fs.Float64Var(&o.PushRuntimeRate, "push-runtime-rate", o.PushRuntimeRate, "Pushed requests per second per runtime that go before other work in the controllers' queues (a token bucket); beyond it, and --push-runtime-burst, a runtime's requests wait behind everyone else's, as background work does. 0 disables.")
+	fs.IntVar(&o.PushRuntimeBurst, "push-runtime-burst", o.PushRuntimeBurst, "Burst of --push-runtime-rate.")
+	fs.DurationVar(&o.PushRecheckDelay, "push-recheck-delay", o.PushRecheckDelay, "Reconcile again this long after a pushed event without a pre-write version (the public agent's, creates, deletes), or after a reconcile that could not read past the version an event named: the agent reports a write before the runtime's API server stores it. 0 disables.")
 	fs.DurationVar(&o.RequeueNoPush, "requeue-no-push", o.RequeueNoPush, "Resync of a Kyma whose agent is not ready: without the push path, polling is the only way to see changes.")
 
 	fs.DurationVar(&o.RateLimiterBaseDelay, "rate-limiter-base-delay", o.RateLimiterBaseDelay, "First retry delay of a failed reconcile (doubles per failure).")
@@ -280,6 +286,10 @@ func (o *Options) Validate() error {
 	}
 	if o.AgentRerenderSpread < 0 {
 		errs = append(errs, errors.New("--agent-rerender-spread must not be negative"))
+	}
+	if o.PushRuntimeRate < 0 || (o.PushRuntimeRate > 0 && o.PushRuntimeBurst < 1) {
+		errs = append(errs, fmt.Errorf("--push-runtime-rate %v with --push-runtime-burst %d: want a rate of 0 (off), or more with a burst of at least 1",
+			o.PushRuntimeRate, o.PushRuntimeBurst))
 	}
 	if o.PushRecheckDelay < 0 {
 		errs = append(errs, fmt.Errorf("--push-recheck-delay must not be negative, got %s", o.PushRecheckDelay))

@@ -92,35 +92,59 @@ func KymaEvents(reader client.Reader, tracker *Tracker, waits *freshness.Waits) 
 }
 
 func kymasOf(ctx context.Context, reader client.Reader, runtimeID string) []reconcile.Request {
-	var list v1beta2.KymaList
-	if err := reader.List(ctx, &list, client.MatchingFields{KymaRuntimeID: runtimeID}, client.UnsafeDisableDeepCopy); err != nil {
+	owner, err := Owner(ctx, reader, runtimeID)
+	if err != nil || owner == nil {
 		return nil
 	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for _, k := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: k.Namespace, Name: k.Name}})
-	}
-	return out
+	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(owner)}}
 }
 
-// ManifestsOf returns the Manifests that placed the event's object in the event's runtime.
+// Owner returns the Kyma whose push identity a runtime ID is: the oldest
+// of the Kymas with that ID (by creation, then namespace and name), nil
+// when there is none. Why one: a runtime's certificate names only the ID,
+// so events of a second Kyma's runtime with the same ID would reconcile
+// the first Kyma too; the second gets no push identity instead.
+func Owner(ctx context.Context, reader client.Reader, runtimeID string) (*v1beta2.Kyma, error) {
+	var list v1beta2.KymaList
+	if err := reader.List(ctx, &list, client.MatchingFields{KymaRuntimeID: runtimeID}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing the Kymas of runtime %s: %w", runtimeID, err)
+	}
+	var owner *v1beta2.Kyma
+	for i := range list.Items {
+		if k := &list.Items[i]; owner == nil || olderThan(k, owner) {
+			owner = k
+		}
+	}
+	return owner, nil
+}
+
+func olderThan(a, b *v1beta2.Kyma) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
+}
+
+// ManifestsOf returns the Manifests that placed the event's object in the
+// event's runtime, of the Kyma that owns the runtime ID.
 func ManifestsOf(ctx context.Context, reader client.Reader, ev event.Event) []reconcile.Request {
-	var kymas v1beta2.KymaList
-	if err := reader.List(ctx, &kymas, client.MatchingFields{KymaRuntimeID: ev.RuntimeID}, client.UnsafeDisableDeepCopy); err != nil {
+	k, err := Owner(ctx, reader, ev.RuntimeID)
+	if err != nil || k == nil {
 		return nil
 	}
 	var out []reconcile.Request
-	for _, k := range kymas.Items {
-		for _, ns := range []string{ev.Object.Namespace, anyNamespace} {
-			var list v1beta2.ManifestList
-			key := objectKey(k.Name, ev.GVK.Group, ev.GVK.Kind, ns, ev.Object.Name)
-			if err := reader.List(ctx, &list, client.InNamespace(k.Namespace), client.MatchingFields{ManifestObjects: key},
-				client.UnsafeDisableDeepCopy); err != nil {
-				continue
-			}
-			for _, mf := range list.Items {
-				out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: mf.Namespace, Name: mf.Name}})
-			}
+	for _, ns := range []string{ev.Object.Namespace, anyNamespace} {
+		var list v1beta2.ManifestList
+		key := objectKey(k.Name, ev.GVK.Group, ev.GVK.Kind, ns, ev.Object.Name)
+		if err := reader.List(ctx, &list, client.InNamespace(k.Namespace), client.MatchingFields{ManifestObjects: key},
+			client.UnsafeDisableDeepCopy); err != nil {
+			continue
+		}
+		for _, mf := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: mf.Namespace, Name: mf.Name}})
 		}
 	}
 	return out

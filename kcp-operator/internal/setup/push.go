@@ -4,20 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/lifecycle-manager/api/v1beta2"
@@ -30,6 +24,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pkiclient"
+	"github.com/lifecycle-manager/kcp-operator/internal/pushbudget"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
@@ -52,6 +47,8 @@ type pushPath struct {
 	// kymaWaits and manifestWaits hold the pushed writes the Kyma and
 	// Manifest reconciles must read past.
 	kymaWaits, manifestWaits *freshness.Waits
+	// budget demotes the pushed requests of a runtime beyond its share.
+	budget *pushbudget.Budget
 }
 
 func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Options, reg prometheus.Registerer, log logr.Logger) (*pushPath, error) {
@@ -152,17 +149,21 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	if err := pp.addWaits(reg); err != nil {
 		return err
 	}
+	if pp.budget, err = pushbudget.New(opts.PushRuntimeRate, opts.PushRuntimeBurst, reg, nil); err != nil {
+		return err
+	}
 	pp.kymaEvents = eventsource.New(srv, KymaManager, pushindex.KymaEvents(reader, pp.tracker, pp.kymaWaits),
-		eventsource.WithRecheck(opts.PushRecheckDelay), eventsource.WithVersionWait(versioned))
+		eventsource.WithRecheck(opts.PushRecheckDelay), eventsource.WithVersionWait(versioned),
+		eventsource.WithPriority(func(ev event.Event) int { return pp.budget.Priority(ev.RuntimeID) }))
 	fan := &driftFanOut{
 		listener: srv, reader: reader, agentSecret: pp.pki.Options.RuntimeSecret, waits: pp.manifestWaits,
-		manifests: make(chan ctrlevent.GenericEvent, driftBuffer), agents: make(chan ctrlevent.GenericEvent, driftBuffer),
+		budget: pp.budget, recheck: opts.PushRecheckDelay,
+		manifests: make(chan pushed, driftBuffer), agents: make(chan pushed, driftBuffer),
 	}
 	if err := mgr.Add(fan); err != nil {
 		return fmt.Errorf("adding the drift event consumer: %w", err)
 	}
-	pp.driftEvents = source.Channel(fan.manifests, enqueueWithRecheck(opts.PushRecheckDelay))
-	pp.agentEvents = source.Channel(fan.agents, enqueueWithRecheck(opts.PushRecheckDelay))
+	pp.driftEvents, pp.agentEvents = pushedSource{in: fan.manifests}, pushedSource{in: fan.agents}
 	return nil
 }
 
@@ -177,76 +178,6 @@ func (pp *pushPath) addWaits(reg prometheus.Registerer) error {
 
 // versioned tells the events whose write the reconcile waits for itself.
 func versioned(ev event.Event) bool { return ev.OldResourceVersion != "" }
-
-// enqueueWithRecheck enqueues the object of a drift event at once and
-// again after delay, for the reason eventsource.WithRecheck gives, unless
-// the event carried a version that the reconcile waits for: the fan-out
-// marks those with a resource version on the request's stand-in object.
-func enqueueWithRecheck(delay time.Duration) handler.EventHandler {
-	return handler.Funcs{GenericFunc: func(_ context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}
-		recheck := delay
-		if e.Object.GetResourceVersion() != "" {
-			recheck = 0
-		}
-		eventsource.EnqueueWithRecheck(q, req, recheck)
-	}}
-}
-
-// driftBuffer bounds the drift events waiting for their controller.
-const driftBuffer = 1024
-
-// driftFanOut consumes the drift watch's events, which concern two
-// controllers: changes of module resources go to the Manifest that placed
-// them, changes of the agent's own objects to the Kyma whose agent it is.
-type driftFanOut struct {
-	listener    *listener.Server
-	reader      client.Reader
-	agentSecret string
-	// waits receives the writes the Manifests' reconciles must read past.
-	waits     *freshness.Waits
-	manifests chan ctrlevent.GenericEvent
-	agents    chan ctrlevent.GenericEvent
-}
-
-// NeedLeaderElection is true: the controllers run on the leader only.
-func (f *driftFanOut) NeedLeaderElection() bool { return true }
-
-// Start consumes until ctx ends.
-func (f *driftFanOut) Start(ctx context.Context) error {
-	err := f.listener.Consume(ctx, agent.DriftManager, func(ev event.Event) {
-		out, reqs := f.manifests, pushindex.ManifestsOf(ctx, f.reader, ev)
-		if f.isAgentObject(ev) {
-			out, reqs = f.agents, pushindex.KymasOf(ctx, f.reader, ev.RuntimeID)
-		}
-		for _, r := range reqs {
-			obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name}}
-			if out == f.manifests && versioned(ev) {
-				// The Manifest's reconcile reads the object past the write;
-				// the version on the stand-in tells the handler so.
-				f.waits.Expect(r.NamespacedName, freshness.ObjectOf(ev), ev.OldResourceVersion, ev.Received)
-				obj.ResourceVersion = ev.OldResourceVersion
-			}
-			select {
-			case out <- ctrlevent.GenericEvent{Object: obj}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	})
-	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("consuming drift events: %w", err)
-	}
-	return nil
-}
-
-func (f *driftFanOut) isAgentObject(ev event.Event) bool {
-	if ev.GVK.Kind == "Secret" {
-		return ev.Object.Name == f.agentSecret
-	}
-	return ev.Object.Name == agent.Fullname(ev.Object.Namespace) ||
-		(ev.GVK.Kind == "ValidatingWebhookConfiguration" && strings.HasPrefix(ev.Object.Name, "skr-agent"))
-}
 
 // acceptRuntime rejects events whose certificate names no Kyma's runtime.
 func acceptRuntime(reader client.Reader) func(context.Context, string) error {

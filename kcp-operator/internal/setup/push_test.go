@@ -202,35 +202,14 @@ func TestStatusWatcherAndRerender(t *testing.T) {
 // another CA.
 func TestUnknownRuntimeIsRejected(t *testing.T) {
 	waitForAgent(t)
-	caSecret := &corev1.Secret{}
-	require.NoError(t, kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "lifecycle-manager-ca"}, caSecret))
-	ca, err := pki.ParseCA(caSecret.Data["tls.crt"], caSecret.Data["tls.key"])
-	require.NoError(t, err)
-	bundle, err := op.PKI.TrustBundle(t.Context())
-	require.NoError(t, err)
-	roots, err := tlsreload.NewBundle(bundle)
-	require.NoError(t, err)
-
-	post := func(issuer *pki.CA, cn string) (*http.Response, error) {
-		certPEM, keyPEM, err := issuer.Issue(pki.LeafRequest{CommonName: cn, Usage: pki.UsageClient, NotBefore: time.Now(), Duration: time.Hour}, pki.ECDSAP256)
-		require.NoError(t, err)
-		kp, err := tlsreload.NewKeyPair(certPEM, keyPEM)
-		require.NoError(t, err)
-		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsreload.ClientConfig(kp, roots, "localhost")}}
-		body := `{"watched":{"Namespace":"kyma-system","Name":"default"},"watchedGvk":{"group":"operator.kyma-project.io","version":"v1beta2","kind":"Kyma"}}`
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
-			"https://localhost:"+strconv.Itoa(listenerPort)+"/v2/lifecycle-manager/event", bytes.NewBufferString(body))
-		require.NoError(t, err)
-		return c.Do(req)
-	}
-
-	resp, err := post(ca, "no-such-runtime")
+	ca := kcpCA(t)
+	resp, err := postAs(t, ca, "no-such-runtime")
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Positive(t, counter(t, "listener_verification_failures_total", "reason", "unknown_runtime"))
 
-	resp, err = post(ca, runtimeID)
+	resp, err = postAs(t, ca, runtimeID)
 	require.NoError(t, err, "the same payload with the runtime's identity is accepted")
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
@@ -239,11 +218,41 @@ func TestUnknownRuntimeIsRejected(t *testing.T) {
 	require.NoError(t, err)
 	foreign, err := pki.NewCA("foreign", key, time.Now(), time.Hour)
 	require.NoError(t, err)
-	resp, err = post(foreign, runtimeID)
+	resp, err = postAs(t, foreign, runtimeID)
 	if err == nil {
 		resp.Body.Close()
 	}
 	require.Error(t, err, "a certificate of another CA does not get through the handshake")
+}
+
+// kcpCA is the operator's current CA, which signs runtime certificates.
+func kcpCA(t *testing.T) *pki.CA {
+	t.Helper()
+	caSecret := &corev1.Secret{}
+	require.NoError(t, kcp.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "lifecycle-manager-ca"}, caSecret))
+	ca, err := pki.ParseCA(caSecret.Data["tls.crt"], caSecret.Data["tls.key"])
+	require.NoError(t, err)
+	return ca
+}
+
+// postAs posts the public runtime-watcher payload for the runtime Kyma to
+// the listener with a client certificate for cn issued by issuer.
+func postAs(t *testing.T, issuer *pki.CA, cn string) (*http.Response, error) {
+	t.Helper()
+	bundle, err := op.PKI.TrustBundle(t.Context())
+	require.NoError(t, err)
+	roots, err := tlsreload.NewBundle(bundle)
+	require.NoError(t, err)
+	certPEM, keyPEM, err := issuer.Issue(pki.LeafRequest{CommonName: cn, Usage: pki.UsageClient, NotBefore: time.Now(), Duration: time.Hour}, pki.ECDSAP256)
+	require.NoError(t, err)
+	kp, err := tlsreload.NewKeyPair(certPEM, keyPEM)
+	require.NoError(t, err)
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsreload.ClientConfig(kp, roots, "localhost")}}
+	body := `{"watched":{"Namespace":"kyma-system","Name":"default"},"watchedGvk":{"group":"operator.kyma-project.io","version":"v1beta2","kind":"Kyma"}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
+		"https://localhost:"+strconv.Itoa(listenerPort)+"/v2/lifecycle-manager/event", bytes.NewBufferString(body))
+	require.NoError(t, err)
+	return c.Do(req)
 }
 
 func counter(t *testing.T, name, label, value string) float64 {

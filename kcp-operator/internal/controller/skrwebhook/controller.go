@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/pushpki"
 	"github.com/lifecycle-manager/certs/runtimesync"
@@ -19,6 +20,7 @@ import (
 	"github.com/lifecycle-manager/certs/trust"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
+	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
@@ -86,6 +88,11 @@ func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) (_ metav1.
 	notReady := func(reason string, err error) (metav1.Condition, agent.Status) {
 		return metav1.Condition{Type: v1beta2.ConditionSKRWebhook, Status: metav1.ConditionFalse, Reason: reason, Message: err.Error()}, status
 	}
+	if owner, err := pushindex.Owner(ctx, r.KCP, pushindex.RuntimeID(kyma)); err != nil {
+		return notReady("RuntimeIDUnknown", err)
+	} else if owner != nil && owner.UID != kyma.UID {
+		return notReady(ReasonRuntimeIDConflict, r.refuseIdentity(ctx, kyma, owner))
+	}
 	res, err := r.PKI.EnsureKyma(ctx, kyma)
 	switch {
 	case errors.Is(err, trust.ErrNoBundle):
@@ -122,6 +129,26 @@ func (r *Reconciler) installInto(ctx context.Context, kyma *v1beta2.Kyma, rt *re
 		return agent.Status{}, fmt.Errorf("listing Watchers: %w", err)
 	}
 	return r.Installer.Install(ctx, kyma, rt, m.CABundle, watchers.Items)
+}
+
+// ReasonRuntimeIDConflict is the SKRWebhook condition's reason on a Kyma
+// whose runtime ID another, older Kyma has.
+const ReasonRuntimeIDConflict = "RuntimeIDConflict"
+
+// refuseIdentity takes the push path from a Kyma whose runtime ID belongs
+// to owner: no agent certificate (one issued before is deleted from the
+// KCP), so that its runtime cannot send events in owner's name, and its
+// runtime is polled at the no-push resync interval instead. Nothing in
+// its runtime is touched: both Kymas may point at the same cluster, whose
+// agent is then owner's. The error it returns is the condition's message.
+func (r *Reconciler) refuseIdentity(ctx context.Context, kyma, owner *v1beta2.Kyma) error {
+	refused := fmt.Errorf("the runtime ID %q is the push identity of Kyma %s/%s already; this Kyma gets no agent "+
+		"certificate and is resynced instead: give each runtime's Kyma its own %s label", pushindex.RuntimeID(kyma),
+		owner.Namespace, owner.Name, shared.RuntimeIDLabel)
+	if err := r.PKI.RemoveKyma(ctx, kyma); err != nil {
+		return fmt.Errorf("%w (removing its certificate failed: %w)", refused, err)
+	}
+	return refused
 }
 
 // writeCondition applies the SKRWebhook condition when it changed.
