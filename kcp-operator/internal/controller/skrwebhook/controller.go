@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -64,18 +65,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: r.Resync}, nil
 }
 
-// reasonNotReady is the condition's reason while the agent's Deployment
-// is not available.
-const reasonNotReady = "AgentNotReady"
+// Reasons of the condition while things are under way: the agent's
+// Deployment is not available, its certificate not issued yet.
+const (
+	reasonNotReady            = "AgentNotReady"
+	reasonCertificatesPending = "CertificatesPending"
+)
+
+// certificateGrace is how long a new Kyma's certificate may be pending
+// before the condition says so.
+const certificateGrace = 30 * time.Second
 
 // startingUp returns how long to wait before reporting a new agent that is
-// not available yet, or 0 to report now. A new agent is never available at
+// not available yet or whose certificate is being issued, or 0 to report
+// now. A new agent is never available at
 // once, and saying so cost each new Kyma a write and a reconcile of its
 // own; one still unavailable a retry interval after its Deployment was
 // created is reported. An agent that was reported before is reported at once.
 func (r *Reconciler) startingUp(kyma *v1beta2.Kyma, cond metav1.Condition, st agent.Status) time.Duration {
-	if cond.Reason != reasonNotReady || st.Created.IsZero() ||
-		meta.FindStatusCondition(kyma.Status.Conditions, v1beta2.ConditionSKRWebhook) != nil {
+	if meta.FindStatusCondition(kyma.Status.Conditions, v1beta2.ConditionSKRWebhook) != nil {
+		return 0
+	}
+	if cond.Reason == reasonCertificatesPending && time.Since(kyma.CreationTimestamp.Time) < certificateGrace {
+		// A new Kyma's certificate is issued within a reconcile or two;
+		// one that takes longer (cert-manager stuck, say) is reported.
+		return r.Retry
+	}
+	if cond.Reason != reasonNotReady || st.Created.IsZero() {
 		return 0
 	}
 	// The API server stores the creation time to the second.
@@ -96,11 +112,15 @@ func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) (_ metav1.
 	res, err := r.PKI.EnsureKyma(ctx, kyma)
 	switch {
 	case errors.Is(err, trust.ErrNoBundle):
-		return notReady("CertificatesPending", fmt.Errorf("the KCP CA bundle is not ready yet: %w", err))
+		return notReady(reasonCertificatesPending, fmt.Errorf("the KCP CA bundle is not ready yet: %w", err))
+	case apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err):
+		// Another write of the certificate Secret (a reconcile that read an
+		// older cache, the rotation) got there first: progress, not an error.
+		return notReady(reasonCertificatesPending, fmt.Errorf("the agent's certificate is being issued: %w", err))
 	case err != nil:
 		return notReady("CertificateError", err)
 	case res.Pending:
-		return notReady("CertificatesPending", errors.New("the agent's certificate is being issued"))
+		return notReady(reasonCertificatesPending, errors.New("the agent's certificate is being issued"))
 	}
 	rt, err := r.Runtimes.For(ctx, kyma)
 	if err != nil {
