@@ -169,6 +169,8 @@ func TestFullQueueAnswers429(t *testing.T) {
 	full := post(t, c, url, eventBody("c"))
 	assert.Equal(t, http.StatusTooManyRequests, full.code)
 	assert.Equal(t, "2", full.header.Get("Retry-After"), "rounded up to seconds")
+	assert.Equal(t, 1.0, metric(t, f.reg, "listener_throttled_total", map[string]string{"manager": manager, "reason": "queue_full"}))
+	assert.Equal(t, 0.0, metric(t, f.reg, "listener_throttled_total", map[string]string{"manager": manager, "reason": "runtime_rate"}))
 	assert.Equal(t, http.StatusOK, post(t, c, url, eventBody("a")).code, "a waiting object coalesces")
 	assert.Equal(t, 2.0, metric(t, f.reg, "listener_queue_depth", map[string]string{"manager": manager}))
 	assert.Equal(t, 1.0, metric(t, f.reg, "listener_events_coalesced_total", map[string]string{"manager": manager}))

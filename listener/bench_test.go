@@ -46,9 +46,31 @@ func BenchmarkHandler(b *testing.B) {
 	}
 }
 
+// BenchmarkHandlerThrottled measures the answer to a runtime over its
+// rate: identification (cached), the bucket, the 429; no body is read.
+func BenchmarkHandlerThrottled(b *testing.B) {
+	handler, r := handlerFixture(b, listener.ModeDirect, func(c *listener.Config) {
+		c.RuntimeEventRate, c.RuntimeEventBurst = 1e-9, 1
+	})
+	w := &discardWriter{header: http.Header{}}
+	body := &reusableBody{}
+	r.Body = body
+	payload := []byte(kymaBody)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		body.Reset(payload)
+		clear(w.header)
+		handler.ServeHTTP(w, r)
+		if want := http.StatusTooManyRequests; i > 0 && w.code != want {
+			b.Fatalf("answer %d, want %d", w.code, want)
+		}
+	}
+}
+
 // handlerFixture returns the handler of a server with a consumer, and a
 // request that looks as it comes from a verified runtime.
-func handlerFixture(b *testing.B, mode listener.Mode) (http.Handler, *http.Request) {
+func handlerFixture(b *testing.B, mode listener.Mode, changes ...func(*listener.Config)) (http.Handler, *http.Request) {
 	b.Helper()
 	ca := testpki.NewCA(b, "kcp-ca")
 	leaf := ca.Client("rt-1")
@@ -56,6 +78,10 @@ func handlerFixture(b *testing.B, mode listener.Mode) (http.Handler, *http.Reque
 		Mode: mode, Managers: []string{manager}, ClientCAs: ca.Bundle(), KeyPair: ca.Server().KeyPair(b),
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 		Registerer:     prometheus.NewRegistry(), Log: logr.Discard(), QueueCapacity: 1 << 16,
+		RuntimeEventRate: unlimitedRate, RuntimeEventBurst: unlimitedBurst,
+	}
+	for _, change := range changes {
+		change(&cfg)
 	}
 	srv, err := listener.New(cfg)
 	require.NoError(b, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"strings"
 	"time"
@@ -40,6 +41,11 @@ const (
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultIdleTimeout       = 5 * time.Minute
 	DefaultMaxHeaderBytes    = 64 << 10
+	// A module install makes hundreds of watched writes within a second,
+	// so the defaults never limit a healthy runtime; they stop one that
+	// writes in a loop from taking the queue that all runtimes share.
+	DefaultRuntimeEventRate  = 100.0
+	DefaultRuntimeEventBurst = 1000
 )
 
 // Config configures a Server. Zero values take the defaults above.
@@ -87,8 +93,17 @@ type Config struct {
 	// QueueCapacity is the number of distinct events that may wait for a
 	// manager's consumer; further ones are answered 429.
 	QueueCapacity int
-	// RetryAfter is sent with 429 and 503 answers, rounded up to seconds.
+	// RetryAfter is sent with 429 (full queue) and 503 answers, rounded up
+	// to seconds.
 	RetryAfter time.Duration
+	// RuntimeEventRate is the number of events per second one runtime may
+	// send on average, over all managers; RuntimeEventBurst how many it may
+	// send at once. Events beyond are answered 429 with a Retry-After of
+	// when the runtime's next event will pass, so that one flooding runtime
+	// cannot fill the queues all runtimes share. A negative rate turns the
+	// limit off.
+	RuntimeEventRate  float64
+	RuntimeEventBurst int
 	// DrainDelay is how long a stopping server keeps its port open,
 	// answering 503, before it closes the port and waits for in-flight
 	// requests: time for load balancers to take it out. Zero by default.
@@ -121,6 +136,8 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.MaxBodyBytes, DefaultMaxBodyBytes)
 	setDefault(&c.QueueCapacity, DefaultQueueCapacity)
 	setDefault(&c.RetryAfter, DefaultRetryAfter)
+	setDefault(&c.RuntimeEventRate, DefaultRuntimeEventRate)
+	setDefault(&c.RuntimeEventBurst, DefaultRuntimeEventBurst)
 	setDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
 	setDefault(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	setDefault(&c.ReadTimeout, DefaultReadTimeout)
@@ -178,5 +195,15 @@ func (c *Config) validate() error {
 	if c.MaxBodyBytes < 0 || c.QueueCapacity < 0 || c.XFCCElement < 0 {
 		errs = append(errs, errors.New("MaxBodyBytes, QueueCapacity and XFCCElement must not be negative"))
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.validateRuntimeLimit())...)
+}
+
+func (c *Config) validateRuntimeLimit() error {
+	switch r := c.RuntimeEventRate; {
+	case math.IsNaN(r) || math.IsInf(r, 0):
+		return fmt.Errorf("RuntimeEventRate %v: want events per second (negative: no limit)", r)
+	case r > 0 && c.RuntimeEventBurst < 1:
+		return fmt.Errorf("RuntimeEventBurst %d: a runtime limited to %v events/s needs a burst of at least 1", c.RuntimeEventBurst, r)
+	}
+	return nil
 }

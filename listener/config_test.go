@@ -1,6 +1,7 @@
 package listener_test
 
 import (
+	"math"
 	"net/netip"
 	"testing"
 
@@ -31,6 +32,11 @@ func TestNewRejectsBadConfigs(t *testing.T) {
 		{"bundle twice", func(c *listener.Config) { c.Files = tlsreload.Files{CAFile: files.CA} }, "both ClientCAs and Files.CAFile"},
 		{"gateway without proxies", func(c *listener.Config) { c.Mode = listener.ModeGateway }, "TrustedProxies"},
 		{"negative limit", func(c *listener.Config) { c.MaxBodyBytes = -1 }, "must not be negative"},
+		{"runtime rate without a burst", func(c *listener.Config) {
+			c.RuntimeEventRate, c.RuntimeEventBurst = 10, -1
+		}, "RuntimeEventBurst -1: a runtime limited to 10 events/s needs a burst of at least 1"},
+		{"runtime rate not a number", func(c *listener.Config) { c.RuntimeEventRate = math.NaN() }, "RuntimeEventRate NaN"},
+		{"runtime rate infinite", func(c *listener.Config) { c.RuntimeEventRate = math.Inf(1) }, "RuntimeEventRate +Inf"},
 		{"missing CA file", func(c *listener.Config) {
 			c.ClientCAs, c.Files = nil, tlsreload.Files{CAFile: files.CA + ".gone"}
 		}, "no such file"},

@@ -10,7 +10,9 @@
 // gateway (ModeGateway); either way the certificate is verified against the
 // current CA bundle. Accepted events become event.Event values in a
 // bounded queue per manager, keyed by manager, runtime ID, GVK and object,
-// so that a burst of events for one object is delivered once.
+// so that a burst of events for one object is delivered once. Each runtime
+// has a token bucket, so that one that floods is refused (429) on its own
+// instead of filling the queue that all runtimes share.
 //
 // A Server is a controller-runtime manager.Runnable; package eventsource
 // turns the events of one manager into reconcile requests.

@@ -80,7 +80,7 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	runtimeID, ok := s.authorize(w, r)
-	if !ok {
+	if !ok || !s.admit(w, manager, runtimeID) {
 		return
 	}
 	payload, ok := s.readPayload(w, r)
@@ -101,6 +101,7 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
 		s.metrics.Coalesced.WithLabelValues(manager).Inc()
 		w.WriteHeader(http.StatusOK)
 	case queue.Full:
+		s.metrics.Throttled.WithLabelValues(manager, metrics.ThrottledQueueFull).Inc()
 		w.Header().Set("Retry-After", s.retryAfter)
 		writeText(w, http.StatusTooManyRequests, "the event queue is full")
 	case queue.NoConsumer:

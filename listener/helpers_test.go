@@ -127,7 +127,7 @@ func (c *collector) all() []event.Event {
 }
 
 // mtlsClient is an HTTP/1.1 client presenting leaf and trusting ca.
-func mtlsClient(t *testing.T, ca *testpki.CA, leaf *testpki.Leaf) *http.Client {
+func mtlsClient(t testing.TB, ca *testpki.CA, leaf *testpki.Leaf) *http.Client {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.CA.Cert)
@@ -135,7 +135,11 @@ func mtlsClient(t *testing.T, ca *testpki.CA, leaf *testpki.Leaf) *http.Client {
 	if leaf != nil {
 		cfg.Certificates = []tls.Certificate{leaf.TLSCertificate(t)}
 	}
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 10 * time.Second}
+	tr := &http.Transport{TLSClientConfig: cfg}
+	// Before the server stops (cleanups run last first): a connection that
+	// never carried a request holds up http.Server.Shutdown for 5 s.
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
 }
 
 // answer is what a request got back.

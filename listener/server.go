@@ -19,6 +19,7 @@ import (
 	"github.com/lifecycle-manager/listener/internal/identity"
 	"github.com/lifecycle-manager/listener/internal/metrics"
 	"github.com/lifecycle-manager/listener/internal/queue"
+	"github.com/lifecycle-manager/listener/internal/ratelimit"
 )
 
 // Server is the event listener. Create it with New, run it with Start (as
@@ -30,6 +31,7 @@ type Server struct {
 	log        logr.Logger
 	metrics    *metrics.Metrics
 	queues     map[string]*queue.Queue
+	limiter    *ratelimit.Limiter // nil: no limit per runtime
 	identify   identity.Identifier
 	tlsConfig  *tls.Config
 	watcher    *tlsreload.Watcher
@@ -54,12 +56,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Log, metrics: m, queues: make(map[string]*queue.Queue, len(cfg.Managers)),
+		limiter:    ratelimit.New(cfg.RuntimeEventRate, cfg.RuntimeEventBurst, cfg.Now),
 		retryAfter: strconv.Itoa(int((cfg.RetryAfter + time.Second - 1) / time.Second)),
 	}
 	for _, name := range cfg.Managers {
 		q := queue.New(cfg.QueueCapacity)
 		s.queues[name] = q
-		if err := m.AddQueueDepth(name, q.Len); err != nil {
+		if err := m.AddManager(name, q.Len); err != nil {
 			return nil, err
 		}
 	}

@@ -13,6 +13,14 @@ const Namespace = "listener"
 // manager, so that callers cannot create label values at will.
 const UnknownManager = "unknown"
 
+// Reasons of Throttled.
+const (
+	// ThrottledRuntimeRate: the runtime sent beyond its event rate.
+	ThrottledRuntimeRate = "runtime_rate"
+	// ThrottledQueueFull: the manager's queue held its capacity.
+	ThrottledQueueFull = "queue_full"
+)
+
 // Metrics are the listener's metrics.
 type Metrics struct {
 	// Requests counts answered event requests by manager and status code.
@@ -25,6 +33,9 @@ type Metrics struct {
 	Delivered *prometheus.CounterVec
 	// Coalesced counts events merged into a waiting event, by manager.
 	Coalesced *prometheus.CounterVec
+	// Throttled counts events answered 429, by manager and reason
+	// (ThrottledRuntimeRate, ThrottledQueueFull).
+	Throttled *prometheus.CounterVec
 	// VerificationFailures counts callers turned away, by reason: the
 	// identity reasons of package identity, and the reasons of the
 	// embedder's runtime check.
@@ -60,6 +71,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: Namespace, Name: "events_coalesced_total",
 			Help: "Events merged into an event for the same object that was still waiting.",
 		}, []string{"manager"}),
+		Throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "throttled_total",
+			Help: "Events answered 429, by manager and reason: runtime_rate (the runtime is over its event rate), queue_full.",
+		}, []string{"manager", "reason"}),
 		VerificationFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "verification_failures_total",
 			Help: "Callers turned away (TLS handshakes, 401 and 403 answers), by reason.",
@@ -71,7 +86,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		reg: reg,
 	}
 	for _, c := range []prometheus.Collector{
-		m.Requests, m.Duration, m.InFlight, m.Delivered, m.Coalesced, m.VerificationFailures, m.TLSReloads,
+		m.Requests, m.Duration, m.InFlight, m.Delivered, m.Coalesced, m.Throttled, m.VerificationFailures, m.TLSReloads,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering listener metrics: %w", err)
@@ -80,9 +95,13 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-// AddQueueDepth registers the queue depth gauge of a manager, read from
-// depth at every scrape.
-func (m *Metrics) AddQueueDepth(manager string, depth func() int) error {
+// AddManager registers the queue depth gauge of a manager, read from
+// depth at every scrape, and starts its throttling counters at zero, so
+// that a rate over them is defined before the first 429.
+func (m *Metrics) AddManager(manager string, depth func() int) error {
+	for _, reason := range []string{ThrottledRuntimeRate, ThrottledQueueFull} {
+		m.Throttled.WithLabelValues(manager, reason)
+	}
 	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "queue_depth",
 		Help:        "Events waiting for the manager's consumer.",
