@@ -27,6 +27,7 @@ var kinds = []schema.GroupVersionKind{
 	{Version: "v1", Kind: "Service"},
 	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"},
+	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
 }
 
 // Installer installs agents into runtimes.

@@ -53,6 +53,27 @@ func TestWebhooksAreScopedToASharedRuntimeNamespace(t *testing.T) {
 	}
 }
 
+// TestRemoveKnowsEveryKindTheChartRenders: Remove and the prune of an
+// upgrade delete by the kinds listed; a kind the chart renders but the list
+// lacks would stay in the runtime after the agent is gone.
+func TestRemoveKnowsEveryKindTheChartRenders(t *testing.T) {
+	in, err := NewInstaller(Options{Image: "skr-agent:test", KCPAddress: "kcp.example:443", Contract: "v2",
+		DriftWatch: true, SecretName: "skr-agent-tls"}, render.New(render.Options{}))
+	require.NoError(t, err)
+	kyma := &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Name: "kyma-1", Namespace: "kcp-system",
+		Labels: map[string]string{shared.RuntimeIDLabel: "runtime-1"}}}
+	objs, err := in.render(t.Context(), kyma, "kyma-system", []byte("-----BEGIN CERTIFICATE-----\n"), nil)
+	require.NoError(t, err)
+	listed := map[string]bool{}
+	for _, gvk := range kinds {
+		listed[gvk.String()] = true
+	}
+	for _, o := range objs {
+		assert.True(t, listed[o.GroupVersionKind().String()], "%s %s is rendered but not in kinds", o.GetKind(), o.GetName())
+		assert.Equal(t, Fullname("kyma-system"), o.GetName(), "Remove deletes by the agent's name")
+	}
+}
+
 func webhooksOf(t *testing.T, objs []*unstructured.Unstructured) []map[string]any {
 	t.Helper()
 	for _, o := range objs {

@@ -50,11 +50,11 @@ const (
 )
 
 // startAgent starts the binary against a KCP stand-in in the given mode.
-func startAgent(b *testing.B, mode kcpMode, args ...string) (*process, *kcptest.Receiver) {
-	b.Helper()
-	ca := pkitest.NewCA(b, "kcp-ca")
+func startAgent(tb testing.TB, mode kcpMode, args ...string) (*process, *kcptest.Receiver) {
+	tb.Helper()
+	ca := pkitest.NewCA(tb, "kcp-ca")
 	srvCert, srvKey := ca.Issue("skr-events.kcp", pki.UsageServer)
-	receiver := kcptest.Start(b, srvCert, srvKey, ca.PEM())
+	receiver := kcptest.Start(tb, srvCert, srvKey, ca.PEM())
 	receiver.CountOnly()
 	switch mode {
 	case kcpSlow:
@@ -66,24 +66,24 @@ func startAgent(b *testing.B, mode kcpMode, args ...string) (*process, *kcptest.
 	case kcpHealthy:
 	}
 	cert, key := ca.Issue("runtime-bench", pki.UsageClient|pki.UsageServer)
-	files := pkitest.WriteFiles(b, b.TempDir(), cert, key, ca.PEM())
-	webhookPort, metricsPort := freePort(b), freePort(b)
+	files := pkitest.WriteFiles(tb, tb.TempDir(), cert, key, ca.PEM())
+	webhookPort, metricsPort := freePort(tb), freePort(tb)
 	ctx, stop := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, agentBinary(b), append([]string{"--bind-address=127.0.0.1", "--kcp-server-name=127.0.0.1",
+	cmd := exec.CommandContext(ctx, agentBinary(tb), append([]string{"--bind-address=127.0.0.1", "--kcp-server-name=127.0.0.1",
 		"--shutdown-delay=0s", "--drain-timeout=1s", "--log-level=error"}, args...)...)
 	cmd.Env = append(os.Environ(),
 		"KCP_ADDR="+receiver.Addr, "KCP_CONTRACT=v2", "CA_CERT="+files.CA, "TLS_CERT="+files.Cert, "TLS_KEY="+files.Key,
 		"WEBHOOK_PORT="+strconv.Itoa(webhookPort), "METRICS_PORT="+strconv.Itoa(metricsPort))
-	cmd.Stderr = agentLog(b)
+	cmd.Stderr = agentLog(tb)
 	// Stopped as Kubernetes stops it: SIGTERM, then SIGKILL after a grace period.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
 	stopWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		stop()
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() {
+	tb.Cleanup(func() {
 		stop()
 		_ = cmd.Wait()
 	})
@@ -99,12 +99,12 @@ func startAgent(b *testing.B, mode kcpMode, args ...string) (*process, *kcptest.
 			MaxIdleConnsPerHost: 16,
 		}},
 	}
-	p.waitReady(b)
+	p.waitReady(tb)
 	return p, receiver
 }
 
-func (p *process) waitReady(b *testing.B) {
-	b.Helper()
+func (p *process) waitReady(tb testing.TB) {
+	tb.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if code, _ := p.get(p.metricsURL + "/readyz"); code == http.StatusOK {
@@ -112,7 +112,7 @@ func (p *process) waitReady(b *testing.B) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	b.Fatal("the agent did not become ready")
+	tb.Fatal("the agent did not become ready")
 }
 
 func (p *process) get(url string) (int, string) {
@@ -130,21 +130,27 @@ func (p *process) get(url string) (int, string) {
 }
 
 // metric reads one unlabelled sample from /metrics.
-func (p *process) metric(b *testing.B, name string) float64 {
-	b.Helper()
+func (p *process) metric(tb testing.TB, name string) float64 {
+	tb.Helper()
+	v, ok := p.sample(name)
+	if !ok {
+		tb.Fatalf("metric %s not found", name)
+	}
+	return v
+}
+
+// sample reads one sample from /metrics, named with its labels as
+// exposed (sorted), e.g. x_total{a="1",b="2"}; false when there is none.
+func (p *process) sample(name string) (float64, bool) {
 	_, body := p.get(p.metricsURL + "/metrics")
 	s := bufio.NewScanner(strings.NewReader(body))
 	for s.Scan() {
 		if v, ok := strings.CutPrefix(s.Text(), name+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return f
+			return f, err == nil
 		}
 	}
-	b.Fatalf("metric %s not found", name)
-	return 0
+	return 0, false
 }
 
 // histogramQuantileBound is the upper bound of the histogram bucket that
@@ -236,21 +242,26 @@ func review(name string) []byte {
 	return bytes.ReplaceAll(reviewTemplate(), []byte(namePlaceholder), []byte(name))
 }
 
-func (p *process) admit(b *testing.B, body []byte) {
+func (p *process) admit(tb testing.TB, body []byte) {
+	if code, out := p.review(tb, body); code != http.StatusOK || !bytes.Contains(out, []byte(`"allowed":true`)) {
+		tb.Fatalf("answer %d: %s", code, out)
+	}
+}
+
+// review posts an AdmissionReview as the API server does and returns the answer.
+func (p *process) review(tb testing.TB, body []byte) (int, []byte) {
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, p.webhookURL, bytes.NewReader(body))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := p.client.Do(req)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	out, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte(`"allowed":true`)) {
-		b.Fatalf("answer %d: %s", resp.StatusCode, out)
-	}
+	return resp.StatusCode, out
 }
 
 // BenchmarkAdmissionLatency is the time the API server waits for the
@@ -346,12 +357,12 @@ func BenchmarkResidentMemory(b *testing.B) {
 }
 
 // agentLog is where the agent's log goes: a file that lives as long as the benchmark.
-func agentLog(b *testing.B) *os.File {
-	b.Helper()
-	f, err := os.Create(filepath.Join(b.TempDir(), "agent.log"))
+func agentLog(tb testing.TB) *os.File {
+	tb.Helper()
+	f, err := os.Create(filepath.Join(tb.TempDir(), "agent.log"))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = f.Close() })
+	tb.Cleanup(func() { _ = f.Close() })
 	return f
 }

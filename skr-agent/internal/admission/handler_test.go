@@ -26,6 +26,19 @@ type recorder struct {
 	mu       sync.Mutex
 	keys     []event.Key
 	versions []string
+	resyncs  int
+}
+
+func (r *recorder) Resync() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.resyncs++
+}
+
+func (r *recorder) resyncCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.resyncs
 }
 
 func (r *recorder) Enqueue(k event.Key, oldVersion string) {
@@ -273,20 +286,36 @@ func TestV1beta1IsAnsweredInV1beta1(t *testing.T) {
 
 func TestBodyLimit(t *testing.T) {
 	body := reviewBody(t, "CREATE", "", kymaKind, "default", nil, kyma(map[string]any{"pad": strings.Repeat("x", 4096)}, nil, nil))
-	f := newFixture(t, 1024)
-	rec := f.post(t, "/validate/m", body)
-	assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
-
-	// Without a Content-Length the limit applies while reading.
-	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/validate/m", io.MultiReader(bytes.NewReader(body)))
-	req.ContentLength = -1
-	rec = httptest.NewRecorder()
-	f.mux.ServeHTTP(rec, req)
-	assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
-	assert.Empty(t, f.queue.keys)
-
-	f = newFixture(t, int64(len(body)))
-	assertAllowed(t, f.post(t, "/validate/m", body), "admission.k8s.io/v1", "0b3a-42")
+	size := int64(len(body))
+	tests := []struct {
+		name          string
+		limit         int64
+		contentLength int64 // -1: not announced
+		status        int
+	}{
+		{"announced above the limit", 1024, size, http.StatusRequestEntityTooLarge},
+		{"not announced, above the limit while reading", 1024, -1, http.StatusRequestEntityTooLarge},
+		{"not announced, one byte above the limit", size - 1, -1, http.StatusRequestEntityTooLarge},
+		{"exactly the limit", size, size, http.StatusOK},
+		{"exactly the limit, not announced", size, -1, http.StatusOK},
+		{"announced the limit, sent less", size + 4096, size + 4096, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tt.limit)
+			// MultiReader hides the length from httptest, which would set it.
+			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/validate/m", io.MultiReader(bytes.NewReader(body)))
+			req.ContentLength = tt.contentLength
+			rec := httptest.NewRecorder()
+			f.mux.ServeHTTP(rec, req)
+			if tt.status == http.StatusOK {
+				assertAllowed(t, rec, "admission.k8s.io/v1", "0b3a-42")
+				return
+			}
+			assert.Equal(t, tt.status, rec.Code)
+			assert.Empty(t, f.queue.keys)
+		})
+	}
 }
 
 func TestOnlyPostIsServed(t *testing.T) {

@@ -81,13 +81,16 @@ func New(ctx context.Context, cfg config.Config, reg prometheus.Registerer, g pr
 		}),
 	}
 	webhookMux := http.NewServeMux()
-	webhookMux.Handle(admission.Pattern, admission.NewHandler(a.forwarder, m,
-		admission.Options{MaxBodyBytes: cfg.MaxReviewBytes, SendVersions: cfg.SendResourceVersions}, log.WithName("webhook")))
+	webhookMux.Handle(admission.Pattern, admission.NewHandler(a.forwarder, m, admission.Options{
+		MaxBodyBytes: cfg.MaxReviewBytes, SendVersions: cfg.SendResourceVersions,
+		MaxConcurrent: cfg.MaxConcurrentReviews, MaxBodyBytesInFlight: cfg.MaxReviewBytesInFlight, Wait: cfg.ReviewWait,
+	}, log.WithName("webhook")))
 	// The API server presents no client certificate: no client CAs.
-	if a.webhook, err = server.Listen(ctx, cfg.WebhookAddr(), webhookMux, tlsreload.ServerConfig(files.KeyPair, nil), log); err != nil {
+	if a.webhook, err = server.Listen(ctx, cfg.WebhookAddr(), webhookMux, tlsreload.ServerConfig(files.KeyPair, nil),
+		server.WebhookTimeouts, log); err != nil {
 		return nil, err
 	}
-	if a.ops, err = server.Listen(ctx, cfg.MetricsAddr(), server.OpsHandler(g, a.health), nil, log); err != nil {
+	if a.ops, err = server.Listen(ctx, cfg.MetricsAddr(), server.OpsHandler(g, a.health), nil, server.OpsTimeouts, log); err != nil {
 		_ = a.webhook.Close()
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 func TestDeploymentServiceAndBudget(t *testing.T) {
 	ca := pkitest.NewCA(t, "kcp-ca")
 	objs := mustRender(t, values(ca.PEM(), kymaWatcher()))
-	require.ElementsMatch(t, []string{"Deployment", "Service", "PodDisruptionBudget", "ValidatingWebhookConfiguration"}, keys(objs))
+	require.ElementsMatch(t, []string{"Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy", "ValidatingWebhookConfiguration"}, keys(objs))
 
 	d := objs["Deployment"]
 	assert.Equal(t, "skr-agent", d.GetName())
@@ -125,7 +125,7 @@ func TestURLMode(t *testing.T) {
 
 func TestOptionalParts(t *testing.T) {
 	objs := mustRender(t, set(values(nil), "replicaCount", 1))
-	assert.ElementsMatch(t, []string{"Deployment", "Service"}, keys(objs),
+	assert.ElementsMatch(t, []string{"Deployment", "Service", "NetworkPolicy"}, keys(objs),
 		"no watchers: no webhook configuration; one replica: no budget that would block node drains")
 
 	v := values(nil)
@@ -154,6 +154,8 @@ func TestInvalidValues(t *testing.T) {
 		{"URL with a path", set(values(ca, kymaWatcher()), "webhook.url", "https://127.0.0.1:9443/x"), "/webhook/url"},
 		{"plain http URL", set(values(ca, kymaWatcher()), "webhook.url", "http://127.0.0.1:9443"), "/webhook/url"},
 		{"unknown log level", set(values(ca), "agent.logLevel", "trace"), "logLevel"},
+		{"API server CIDR that is no CIDR", set(values(ca), "networkPolicy.apiServerCIDRs", []any{"10.250.0.0"}), "apiServerCIDRs"},
+		{"metrics peer that is no object", set(values(ca), "networkPolicy.metricsPeers", []any{"monitoring"}), "metricsPeers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,6 +177,8 @@ func TestServerSideDryRun(t *testing.T) {
 		"scheduling and overrides": set(set(set(values(ca, kymaWatcher()), "fullnameOverride", "agent"),
 			"tolerations", []any{map[string]any{"key": "dedicated", "operator": "Exists"}}),
 			"podAnnotations", map[string]any{"prometheus.io/scrape": "true"}),
+		"network policy with sources": set(set(values(ca, kymaWatcher()), "networkPolicy.apiServerCIDRs", []any{"10.250.0.0/16", "fd00::/8"}),
+			"networkPolicy.metricsPeers", []any{map[string]any{"podSelector": map[string]any{"matchLabels": map[string]any{"app": "prometheus"}}}}),
 	}
 	for name, v := range cases {
 		t.Run(name, func(t *testing.T) {

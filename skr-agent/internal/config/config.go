@@ -40,6 +40,11 @@ type Config struct {
 	DrainTimeout   time.Duration
 	ShutdownDelay  time.Duration
 	MaxReviewBytes int64
+	// MaxConcurrentReviews, MaxReviewBytesInFlight and ReviewWait bound
+	// the reviews in progress and the memory their bodies hold.
+	MaxConcurrentReviews   int
+	MaxReviewBytesInFlight int64
+	ReviewWait             time.Duration
 	// SendResourceVersions adds the pre-write resourceVersion to update events.
 	SendResourceVersions bool
 	ReloadInterval       time.Duration
@@ -92,6 +97,12 @@ func newFlagSet(c *Config, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", 2*time.Second,
 		"time between failing /readyz and closing the webhook at shutdown, so that the API server stops calling this replica first")
 	fs.Int64Var(&c.MaxReviewBytes, "max-review-bytes", 8<<20, "largest AdmissionReview body accepted")
+	fs.IntVar(&c.MaxConcurrentReviews, "max-concurrent-reviews", 64,
+		"most admission reviews in progress whose body has begun to arrive; beyond, a review waits up to --review-wait")
+	fs.Int64Var(&c.MaxReviewBytesInFlight, "max-review-bytes-in-flight", 8<<20,
+		"most bytes of buffer the bodies of all reviews in progress hold, taken as the bytes arrive; at least --max-review-bytes")
+	fs.DurationVar(&c.ReviewWait, "review-wait", 500*time.Millisecond,
+		"longest a review waits for its slot and body budget, in all; then it is answered 503 and a resync of the runtime's Kyma covers its change")
 	fs.BoolVar(&c.SendResourceVersions, "send-resource-versions", true,
 		"add an updated object's resourceVersion before the write to its event (field oldResourceVersion), so that the KCP knows when it has read the write; false sends the public runtime-watcher body exactly")
 	fs.DurationVar(&c.ReloadInterval, "cert-reload-interval", 2*time.Second, "how often the certificate files are checked for changes")
@@ -186,6 +197,12 @@ func (c *Config) validate() error {
 	check(c.DrainTimeout >= 0, "--drain-timeout %s: want 0 or more", c.DrainTimeout)
 	check(c.ShutdownDelay >= 0, "--shutdown-delay %s: want 0 or more", c.ShutdownDelay)
 	check(c.MaxReviewBytes >= 1024, "--max-review-bytes %d: want at least 1024", c.MaxReviewBytes)
+	check(c.MaxConcurrentReviews >= 1, "--max-concurrent-reviews %d: want at least 1", c.MaxConcurrentReviews)
+	check(c.MaxReviewBytesInFlight >= c.MaxReviewBytes, "--max-review-bytes-in-flight %d: want at least --max-review-bytes %d, so that the largest review fits",
+		c.MaxReviewBytesInFlight, c.MaxReviewBytes)
+	// The API server waits at most 30 s for a webhook: a longer wait would
+	// answer no one.
+	check(c.ReviewWait > 0 && c.ReviewWait < 30*time.Second, "--review-wait %s: want more than 0 and less than 30s", c.ReviewWait)
 	check(c.ReloadInterval > 0, "--cert-reload-interval %s: want more than 0", c.ReloadInterval)
 	check(c.ResyncManager != "" && !strings.ContainsAny(c.ResyncManager, "/?# "),
 		"--resync-manager %q: want one path segment", c.ResyncManager)

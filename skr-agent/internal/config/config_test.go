@@ -45,6 +45,9 @@ func TestLoadFromThePublicAgentsEnvironment(t *testing.T) {
 	assert.Equal(t, 4, c.Workers)
 	assert.Equal(t, time.Minute, c.BackoffMax)
 	assert.Equal(t, "lifecycle-manager", c.ResyncManager)
+	assert.Equal(t, 64, c.MaxConcurrentReviews)
+	assert.Equal(t, int64(8<<20), c.MaxReviewBytesInFlight)
+	assert.Equal(t, 500*time.Millisecond, c.ReviewWait)
 }
 
 func TestFlagsWinOverEnvironment(t *testing.T) {
@@ -103,6 +106,9 @@ func TestInvalidConfiguration(t *testing.T) {
 		{name: "contract with a slash", set: map[string]string{"KCP_CONTRACT": "v2/x"}, errors: []string{"KCP_CONTRACT"}},
 		{name: "bad numbers", args: []string{"--queue-size=0", "--workers=0", "--backoff-initial=2m", "--log-level=trace", "--bind-address=localhost"},
 			errors: []string{"--queue-size", "--workers", "--backoff-max", "--log-level", "--bind-address"}},
+		{name: "review limits", args: []string{"--max-concurrent-reviews=0", "--max-review-bytes=2048", "--max-review-bytes-in-flight=1024", "--review-wait=0s"},
+			errors: []string{"--max-concurrent-reviews", "--max-review-bytes-in-flight", "--review-wait"}},
+		{name: "review wait beyond the API server's", args: []string{"--review-wait=30s"}, errors: []string{"--review-wait"}},
 		{name: "unknown flag", args: []string{"--nope"}, errors: []string{"nope"}},
 		{name: "stray argument", args: []string{"extra"}, errors: []string{"extra"}},
 	}

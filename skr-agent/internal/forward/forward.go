@@ -39,7 +39,7 @@ type Forwarder struct {
 
 	// failures counts consecutive retryable failures; any answer from the KCP ends the streak.
 	failures atomic.Int64
-	// overflowed is set from an overflow until the resync is delivered.
+	// overflowed is set from an overflow (or Resync) until the resync is delivered.
 	overflowed atomic.Bool
 
 	cancel context.CancelFunc
@@ -70,6 +70,15 @@ func (f *Forwarder) Enqueue(k event.Key, version string) {
 				"resync", f.opts.Resync.String())
 		}
 	}
+}
+
+// Resync queues the resync event for changes the agent could not queue
+// itself, e.g. reviews the webhook turned away while the API server let
+// their writes through: once the KCP takes it, it reconciles the whole
+// runtime. It never blocks; the caller counts and logs the cause.
+func (f *Forwarder) Resync() {
+	f.queue.Resync()
+	f.overflowed.Store(true)
 }
 
 // Start starts the workers.

@@ -204,6 +204,18 @@ func TestOverflowSendsOneResyncWhenTheKCPIsBack(t *testing.T) {
 	require.Eventually(t, func() bool { return testutil.ToFloat64(s.metrics.Resyncs) == 1 }, time.Second, time.Millisecond)
 }
 
+func TestResyncIsDeliveredAndCounted(t *testing.T) {
+	s := newSetup(t, 3, fast)
+	s.forwarder.Resync()
+	s.forwarder.Resync()
+	assert.Equal(t, 1, s.queue.Len(), "one resync stands for any number of changes")
+	s.start(t)
+	require.Eventually(t, func() bool { return s.receiver.Count() == 1 }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, resync.Body(), s.receiver.Events()[0].Body)
+	require.Eventually(t, func() bool { return testutil.ToFloat64(s.metrics.Resyncs) == 1 }, time.Second, time.Millisecond)
+	assert.Zero(t, s.failed(metrics.ReasonOverflow), "the caller counts why it needed the resync")
+}
+
 func TestShutdownDrainsTheQueue(t *testing.T) {
 	s := newSetup(t, 100, fast)
 	s.receiver.SetAnswer(func(*http.Request) kcptest.Answer {

@@ -125,7 +125,9 @@ func (r *Receiver) listen(addr string) {
 	}
 	r.Addr = ln.Addr().String()
 	srv := &http.Server{
-		Handler: http.HandlerFunc(r.serve), TLSConfig: r.tlsCfg, ReadHeaderTimeout: 10 * time.Second,
+		// A copy per server: net/http adds its protocols to the server's
+		// config, which races with a server of an earlier Restart.
+		Handler: http.HandlerFunc(r.serve), TLSConfig: r.tlsCfg.Clone(), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: log.New(io.Discard, "", 0), // refused handshakes are part of some tests
 		ConnState: func(_ net.Conn, s http.ConnState) {
 			if s == http.StateNew {

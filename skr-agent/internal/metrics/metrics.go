@@ -19,6 +19,10 @@ const (
 	DecisionMalformed = "malformed"
 	// DecisionInvalid: no readable review (answered 400 or 413).
 	DecisionInvalid = "invalid"
+	// DecisionOverloaded: turned away unread (answered 503) because no slot
+	// or body budget was free in time; a resync of the runtime's Kyma
+	// stands for the change, which the API server lets through.
+	DecisionOverloaded = "overloaded"
 )
 
 // Reasons for failed events.
@@ -43,6 +47,12 @@ type Metrics struct {
 	AdmissionRequests *prometheus.CounterVec
 	// AdmissionDuration is the time from reading a review to answering it.
 	AdmissionDuration prometheus.Histogram
+	// AdmissionInFlight is the number of reviews in progress, including
+	// those whose body has not arrived yet.
+	AdmissionInFlight prometheus.Gauge
+	// AdmissionBodyBytes is the buffer capacity that the bodies of reviews
+	// in progress hold.
+	AdmissionBodyBytes prometheus.Gauge
 	// EventsForwarded counts events the KCP accepted.
 	EventsForwarded prometheus.Counter
 	// EventsCoalesced counts changes merged into an event already queued.
@@ -67,12 +77,21 @@ func New(reg prometheus.Registerer, depth func() int) (*Metrics, error) {
 	m := &Metrics{
 		AdmissionRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skr_agent_admission_requests_total",
-			Help: "Admission reviews answered, by operation and decision; every request is allowed.",
+			Help: "Admission reviews answered, by operation and decision: queued, unchanged, ignored, malformed (allowed); " +
+				"invalid (400 or 413); overloaded (503, covered by a resync).",
 		}, []string{"operation", "decision"}),
 		AdmissionDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "skr_agent_admission_duration_seconds",
 			Help:    "Time from reading an admission review to answering it.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .002, .005, .01, .05},
+		}),
+		AdmissionInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "skr_agent_admission_in_flight",
+			Help: "Admission reviews in progress, from their headers to the answer, including those whose body has not arrived.",
+		}),
+		AdmissionBodyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "skr_agent_admission_body_bytes",
+			Help: "Bytes of buffer that the bodies of admission reviews in progress hold (at most --max-review-bytes-in-flight).",
 		}),
 		EventsForwarded: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "skr_agent_events_forwarded_total",
@@ -114,7 +133,7 @@ func New(reg prometheus.Registerer, depth func() int) (*Metrics, error) {
 		Help: "Events not yet delivered: queued, waiting to be retried or in flight.",
 	}, func() float64 { return float64(depth()) })
 	for _, c := range []prometheus.Collector{
-		m.AdmissionRequests, m.AdmissionDuration, m.EventsForwarded, m.EventsCoalesced, m.EventsRetried,
+		m.AdmissionRequests, m.AdmissionDuration, m.AdmissionInFlight, m.AdmissionBodyBytes, m.EventsForwarded, m.EventsCoalesced, m.EventsRetried,
 		m.EventsFailed, m.Resyncs, m.DeliveryDuration, m.LastDelivery, m.CertificateReloads, queueDepth,
 	} {
 		if err := reg.Register(c); err != nil {

@@ -112,6 +112,14 @@ func (q *Queue) Add(k event.Key, version string) AddResult {
 	return Added
 }
 
+// Resync queues the resync key as an overflow does, for changes that were
+// dropped before they reached the queue (a review the webhook turned away).
+func (q *Queue) Resync() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.overflow(time.Since(q.epoch))
+}
+
 // overflow queues the resync key, beyond the capacity if need be: it is the
 // one event that stands for all the dropped ones.
 func (q *Queue) overflow(now time.Duration) AddResult {

@@ -128,6 +128,50 @@ func TestOverflowQueuesOneResyncFirst(t *testing.T) {
 	assert.Equal(t, key("b"), get(t, q).Key)
 }
 
+// TestResyncStandsForChangesThatNeverReachedTheQueue: the webhook queues the
+// resync for a review it turned away, whatever the queue holds.
+func TestResyncStandsForChangesThatNeverReachedTheQueue(t *testing.T) {
+	tests := []struct {
+		name     string
+		prepare  func(q *queue.Queue) // before Resync
+		wantLen  int                  // after Resync
+		wantKeys []event.Key          // handed out afterwards, in order
+	}{
+		{"empty queue", func(*queue.Queue) {}, 1, []event.Key{resync}},
+		{"ahead of waiting keys", func(q *queue.Queue) { q.Add(key("a"), "1") }, 2, []event.Key{resync, key("a")}},
+		{"beyond a full queue", func(q *queue.Queue) { q.Add(key("a"), ""); q.Add(key("b"), "") }, 3,
+			[]event.Key{resync, key("a"), key("b")}},
+		{"once while one waits", func(q *queue.Queue) { q.Resync(); q.Add(key("a"), "") }, 2, []event.Key{resync, key("a")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := newQueue(t, 2)
+			tt.prepare(q)
+			q.Resync()
+			assert.Equal(t, tt.wantLen, q.Len())
+			for _, want := range tt.wantKeys {
+				it := get(t, q)
+				assert.Equal(t, want, it.Key)
+				q.Done(it)
+			}
+			assert.Zero(t, q.Len())
+		})
+	}
+}
+
+func TestResyncWhileTheResyncIsInFlightSendsItOnceMore(t *testing.T) {
+	q := newQueue(t, 2)
+	q.Resync()
+	first := get(t, q)
+	q.Resync()
+	q.Resync()
+	q.Done(first)
+	again := get(t, q)
+	assert.Equal(t, resync, again.Key, "the resync in flight may have read the runtime before the change it now stands for")
+	q.Done(again)
+	assert.Zero(t, q.Len())
+}
+
 func TestPauseHoldsEventsBack(t *testing.T) {
 	q := newQueue(t, 10)
 	q.Add(key("a"), "")

@@ -20,9 +20,33 @@ type Server struct {
 	ln  net.Listener
 }
 
+// Timeouts bound each phase of a connection, so that a client that is slow
+// or sends nothing cannot hold a connection, its goroutines and buffers
+// for long. Over HTTP/2, Read and Write apply to each stream.
+type Timeouts struct {
+	// ReadHeader bounds the TLS handshake and the request headers.
+	ReadHeader time.Duration
+	// Read bounds a whole request, body included.
+	Read time.Duration
+	// Write bounds the answer, from the end of the request headers.
+	Write time.Duration
+	// Idle bounds the wait for the next request on a kept-alive connection.
+	Idle time.Duration
+}
+
+// WebhookTimeouts suit the API server, which waits at most 30 s for a
+// webhook (timeoutSeconds, 10 s by default, 3 s in the chart): a request
+// whose body is still arriving after that is not one it waits for. Write
+// leaves room to answer a body that arrived at the last moment. Idle keeps
+// the API server's connection between writes without holding idle ones long.
+var WebhookTimeouts = Timeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second, Write: 35 * time.Second, Idle: 90 * time.Second}
+
+// OpsTimeouts suit scrapes and probes, which come every few seconds.
+var OpsTimeouts = Timeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second, Write: 30 * time.Second, Idle: 2 * time.Minute}
+
 // Listen binds addr and returns a server for handler; with tlsCfg it
 // serves HTTPS only.
-func Listen(ctx context.Context, addr string, handler http.Handler, tlsCfg *tls.Config, log logr.Logger) (*Server, error) {
+func Listen(ctx context.Context, addr string, handler http.Handler, tlsCfg *tls.Config, to Timeouts, log logr.Logger) (*Server, error) {
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
@@ -30,10 +54,10 @@ func Listen(ctx context.Context, addr string, handler http.Handler, tlsCfg *tls.
 	return &Server{ln: ln, srv: &http.Server{
 		Handler:           handler,
 		TLSConfig:         tlsCfg,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: to.ReadHeader,
+		ReadTimeout:       to.Read,
+		WriteTimeout:      to.Write,
+		IdleTimeout:       to.Idle,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          errorLog(log),
 	}}, nil

@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/tlsreload"
+	"github.com/lifecycle-manager/skr-agent/internal/pkitest"
 	"github.com/lifecycle-manager/skr-agent/internal/server"
 )
 
@@ -34,7 +40,7 @@ func TestOpsServer(t *testing.T) {
 	reg.MustRegister(c)
 	c.Inc()
 	health := &server.Health{}
-	s, err := server.Listen(t.Context(), "127.0.0.1:0", server.OpsHandler(reg, health), nil, logr.Discard())
+	s, err := server.Listen(t.Context(), "127.0.0.1:0", server.OpsHandler(reg, health), nil, server.OpsTimeouts, logr.Discard())
 	require.NoError(t, err)
 	served := make(chan error, 1)
 	go func() { served <- s.Serve() }()
@@ -60,10 +66,60 @@ func TestOpsServer(t *testing.T) {
 }
 
 func TestListenFailsOnAPortInUse(t *testing.T) {
-	s, err := server.Listen(t.Context(), "127.0.0.1:0", http.NewServeMux(), nil, logr.Discard())
+	s, err := server.Listen(t.Context(), "127.0.0.1:0", http.NewServeMux(), nil, server.OpsTimeouts, logr.Discard())
 	require.NoError(t, err)
 	defer func() { _ = s.Close() }()
-	_, err = server.Listen(t.Context(), s.Addr().String(), http.NewServeMux(), nil, logr.Discard())
+	_, err = server.Listen(t.Context(), s.Addr().String(), http.NewServeMux(), nil, server.OpsTimeouts, logr.Discard())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), s.Addr().String())
+}
+
+// TestSlowConnectionsEnd: a client that stalls in any phase loses its
+// connection once that phase's timeout has passed.
+func TestSlowConnectionsEnd(t *testing.T) {
+	to := server.Timeouts{ReadHeader: 200 * time.Millisecond, Read: 400 * time.Millisecond, Write: time.Second, Idle: 300 * time.Millisecond}
+	ca := pkitest.NewCA(t, "ca")
+	kp, err := tlsreload.NewKeyPair(ca.Issue("server", pki.UsageServer))
+	require.NoError(t, err)
+	tests := []struct {
+		name    string
+		tls     bool
+		send    string // then nothing more
+		atLeast time.Duration
+	}{
+		{"TLS handshake never starts", true, "", to.ReadHeader},
+		{"headers never end", false, "POST /body HTTP/1.1\r\nHost: agent\r\n", to.ReadHeader},
+		{"body never ends", false, "POST /body HTTP/1.1\r\nHost: agent\r\nContent-Length: 100\r\n\r\n{", to.Read},
+		{"idle after a request", false, "GET /body HTTP/1.1\r\nHost: agent\r\n\r\n", to.Idle},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.HandleFunc("/body", func(w http.ResponseWriter, r *http.Request) {
+				if _, err := io.ReadAll(r.Body); err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+				}
+			})
+			var tlsCfg *tls.Config
+			if tt.tls {
+				tlsCfg = tlsreload.ServerConfig(kp, nil)
+			}
+			s, err := server.Listen(t.Context(), "127.0.0.1:0", mux, tlsCfg, to, logr.Discard())
+			require.NoError(t, err)
+			go func() { _ = s.Serve() }()
+			t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+
+			conn, err := (&net.Dialer{}).DialContext(t.Context(), "tcp", s.Addr().String())
+			require.NoError(t, err)
+			defer func() { _ = conn.Close() }()
+			start := time.Now()
+			_, err = conn.Write([]byte(tt.send))
+			require.NoError(t, err)
+			require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+			_, err = io.Copy(io.Discard, conn) // an answer, if any, then the end
+			var netErr net.Error
+			require.False(t, errors.As(err, &netErr) && netErr.Timeout(), "the server kept the connection open")
+			assert.GreaterOrEqual(t, time.Since(start), tt.atLeast)
+		})
+	}
 }
