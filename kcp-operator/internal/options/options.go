@@ -65,6 +65,8 @@ type Options struct {
 	ListenerMode           string
 	ListenerTrustedProxies []string
 	ListenerManagers       []string
+	ListenerRuntimeRate    float64
+	ListenerRuntimeBurst   int
 	AgentInstall           bool
 	AgentKCPAddress        string
 	AgentImage             string
@@ -131,6 +133,8 @@ func Default() Options {
 		ListenerAddr:           ":8082",
 		ListenerMode:           "gateway",
 		ListenerTrustedProxies: []string{"127.0.0.0/8", "::1/128"},
+		ListenerRuntimeRate:    100,
+		ListenerRuntimeBurst:   1000,
 		AgentInstall:           true,
 		AgentImage:             "ghcr.io/lifecycle-manager/skr-agent:latest",
 		AgentContract:          "v2",
@@ -220,6 +224,8 @@ func (o *Options) bindPush(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ListenerAddr, "listener-bind-address", o.ListenerAddr, "Address of the event listener that the agents push to; empty disables the push path.")
 	fs.StringVar(&o.ListenerMode, "listener-mode", o.ListenerMode, "gateway: an Istio gateway terminates mTLS and passes the client certificate in X-Forwarded-Client-Cert; direct: the listener terminates mTLS itself with the endpoint certificate.")
 	fs.StringSliceVar(&o.ListenerTrustedProxies, "listener-trusted-proxies", o.ListenerTrustedProxies, "CIDRs whose X-Forwarded-Client-Cert the listener believes (gateway mode).")
+	fs.Float64Var(&o.ListenerRuntimeRate, "listener-runtime-rate", o.ListenerRuntimeRate, "Events per second one runtime may push to the listener on average (a token bucket per runtime ID, over all managers); beyond it and --listener-runtime-burst the listener answers 429 with a Retry-After. The default never limits a healthy runtime; it keeps one that writes in a loop from filling the queue all runtimes share. Negative disables.")
+	fs.IntVar(&o.ListenerRuntimeBurst, "listener-runtime-burst", o.ListenerRuntimeBurst, "Burst of --listener-runtime-rate.")
 	fs.StringSliceVar(&o.ListenerManagers, "listener-managers", o.ListenerManagers, "More managers the listener serves, for controllers embedded with the operator that consume their events.")
 	fs.BoolVar(&o.AgentInstall, "agent-install", o.AgentInstall, "Install the skr-agent and its certificate into every runtime.")
 	fs.StringVar(&o.AgentKCPAddress, "agent-kcp-address", o.AgentKCPAddress, "host[:port] the agents send events to: the Istio gateway, or the listener in direct mode. Required with --agent-install.")
@@ -290,6 +296,10 @@ func (o *Options) Validate() error {
 	if o.PushRuntimeRate < 0 || (o.PushRuntimeRate > 0 && o.PushRuntimeBurst < 1) {
 		errs = append(errs, fmt.Errorf("--push-runtime-rate %v with --push-runtime-burst %d: want a rate of 0 (off), or more with a burst of at least 1",
 			o.PushRuntimeRate, o.PushRuntimeBurst))
+	}
+	if o.ListenerRuntimeRate == 0 || (o.ListenerRuntimeRate > 0 && o.ListenerRuntimeBurst < 1) {
+		errs = append(errs, fmt.Errorf("--listener-runtime-rate %v with --listener-runtime-burst %d: want a positive rate with a burst of at least 1, or a negative rate (no limit)",
+			o.ListenerRuntimeRate, o.ListenerRuntimeBurst))
 	}
 	if o.PushRecheckDelay < 0 {
 		errs = append(errs, fmt.Errorf("--push-recheck-delay must not be negative, got %s", o.PushRecheckDelay))

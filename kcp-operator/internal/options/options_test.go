@@ -48,10 +48,11 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	o.RequeueJitter = 2
 	o.Namespaces = nil
 	o.RateLimiterMaxDelay = time.Millisecond
+	o.ListenerRuntimeRate = 0
 	err := o.Validate()
 	require.Error(t, err)
 	for _, want := range []string{"--requeue-busy must be positive", "--kyma-concurrency must be at least 1",
-		"--requeue-jitter", "--namespaces", "--rate-limiter-max-delay"} {
+		"--requeue-jitter", "--namespaces", "--rate-limiter-max-delay", "--listener-runtime-rate"} {
 		assert.True(t, strings.Contains(err.Error(), want), "missing %q in %v", want, err)
 	}
 }

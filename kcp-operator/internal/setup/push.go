@@ -111,12 +111,14 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 		return err
 	}
 	cfg := listener.Config{
-		Addr:          opts.ListenerAddr,
-		Managers:      append([]string{KymaManager, agent.DriftManager}, opts.ListenerManagers...),
-		ClientCAs:     bundle,
-		AcceptRuntime: acceptRuntime(mgr.GetClient()),
-		Registerer:    reg,
-		Log:           log.WithName("listener"),
+		Addr:              opts.ListenerAddr,
+		Managers:          append([]string{KymaManager, agent.DriftManager}, opts.ListenerManagers...),
+		ClientCAs:         bundle,
+		AcceptRuntime:     acceptRuntime(mgr.GetClient()),
+		Registerer:        reg,
+		Log:               log.WithName("listener"),
+		RuntimeEventRate:  opts.ListenerRuntimeRate,
+		RuntimeEventBurst: opts.ListenerRuntimeBurst,
 	}
 	if opts.ListenerMode == "direct" {
 		cfg.Mode, cfg.KeyPair = listener.ModeDirect, kp

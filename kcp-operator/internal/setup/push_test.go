@@ -1,7 +1,6 @@
 package setup_test
 
 import (
-	"bytes"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,7 +21,6 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/pki"
-	"github.com/lifecycle-manager/certs/tlsreload"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
 	"github.com/lifecycle-manager/listener/event"
@@ -239,20 +237,7 @@ func kcpCA(t *testing.T) *pki.CA {
 // the listener with a client certificate for cn issued by issuer.
 func postAs(t *testing.T, issuer *pki.CA, cn string) (*http.Response, error) {
 	t.Helper()
-	bundle, err := op.PKI.TrustBundle(t.Context())
-	require.NoError(t, err)
-	roots, err := tlsreload.NewBundle(bundle)
-	require.NoError(t, err)
-	certPEM, keyPEM, err := issuer.Issue(pki.LeafRequest{CommonName: cn, Usage: pki.UsageClient, NotBefore: time.Now(), Duration: time.Hour}, pki.ECDSAP256)
-	require.NoError(t, err)
-	kp, err := tlsreload.NewKeyPair(certPEM, keyPEM)
-	require.NoError(t, err)
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsreload.ClientConfig(kp, roots, "localhost")}}
-	body := `{"watched":{"Namespace":"kyma-system","Name":"default"},"watchedGvk":{"group":"operator.kyma-project.io","version":"v1beta2","kind":"Kyma"}}`
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
-		"https://localhost:"+strconv.Itoa(listenerPort)+"/v2/lifecycle-manager/event", bytes.NewBufferString(body))
-	require.NoError(t, err)
-	return c.Do(req)
+	return listenerClient(t, issuer, cn).Do(publicEventRequest(t))
 }
 
 func counter(t *testing.T, name, label, value string) float64 {

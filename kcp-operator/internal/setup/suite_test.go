@@ -157,6 +157,7 @@ func startOperator(ctx context.Context, dir string, webhookPort int) (<-chan str
 	opts.ListenerAddr = "127.0.0.1:" + strconv.Itoa(listenerPort)
 	opts.ListenerMode = "direct"
 	opts.ListenerManagers = []string{statusWatch}
+	opts.ListenerRuntimeRate, opts.ListenerRuntimeBurst = suiteRuntimeRate, suiteRuntimeBurst
 	opts.AgentKCPAddress = "localhost:" + strconv.Itoa(listenerPort)
 	opts.AgentWebhookURL = "https://127.0.0.1:" + strconv.Itoa(webhookPort)
 	opts.AgentImage = "skr-agent:test"
