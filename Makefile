@@ -47,6 +47,15 @@ scale: ## Measure the operator at scale (1,000 Kymas; SCALE_FLAGS="--kymas=10000
 	export KUBEBUILDER_ASSETS="$$assets"; \
 	cd e2e && go run ./cmd/scale --run-dir $(CURDIR)/e2e/.run/scale --out $(CURDIR)/e2e/.run/scale-report $(SCALE_FLAGS)
 
+# Image knobs: IMAGE_TAG, and IMAGE_REPOSITORY to name (and push) them there.
+IMAGE_TAG ?= dev
+IMAGE_REPOSITORY ?=
+
+.PHONY: images
+images: ## Build the kcp-operator and skr-agent images without Docker into bin/images (OCI layout); IMAGE_REPOSITORY=host/path pushes them.
+	@cd e2e && go run ./cmd/images --layout $(BIN)/images --tag $(IMAGE_TAG) \
+		$(if $(IMAGE_REPOSITORY),--repository $(IMAGE_REPOSITORY) --push)
+
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver and etcd for tests (cached by version); print KUBEBUILDER_ASSETS.
 	@hack/envtest-assets.sh

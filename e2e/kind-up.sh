@@ -13,7 +13,7 @@
 # progress goes to stderr. Settings (environment, with defaults):
 #   KCP_CLUSTER=lm-kcp SKR_CLUSTER=lm-skr KYMA_NAME=kyma-sample
 #   KCP_NAMESPACE=kcp-system CERT_BACKEND=builtin (or cert-manager)
-#   IMAGE_TAG=dev SKIP_BUILD= (1: reuse the images already built)
+#   IMAGE_TAG=dev
 # Not run in CI: Docker is not available there. See charts/kcp-operator/README.md.
 set -euo pipefail
 
@@ -25,7 +25,6 @@ KYMA_NAME="${KYMA_NAME:-kyma-sample}"
 KCP_NAMESPACE="${KCP_NAMESPACE:-kcp-system}"
 CERT_BACKEND="${CERT_BACKEND:-builtin}"
 IMAGE_TAG="${IMAGE_TAG:-dev}"
-SKIP_BUILD="${SKIP_BUILD:-}"
 WORK_DIR="${KIND_WORK_DIR:-${ROOT}/e2e/.run/kind}"
 
 # Pinned versions, checked together with the Go modules of this repository.
@@ -152,17 +151,10 @@ install_istio() {
 }
 
 build_images() {
-	if [[ -n "${SKIP_BUILD}" ]]; then
-		log "SKIP_BUILD is set: using the images ${OPERATOR_IMAGE} and ${AGENT_IMAGE} as they are"
-	else
-		log "building ${OPERATOR_IMAGE} and ${AGENT_IMAGE}"
-		docker build -f "${ROOT}/kcp-operator/Dockerfile" -t "${OPERATOR_IMAGE}" "${ROOT}" >&2
-		docker build -f "${ROOT}/skr-agent/Dockerfile" -t "${AGENT_IMAGE}" "${ROOT}" >&2
-	fi
-	# Through an archive: kind load docker-image fails with Docker's
-	# containerd image store.
 	local archive="${WORK_DIR}/images.tar"
-	docker save -o "${archive}" "${OPERATOR_IMAGE}" "${AGENT_IMAGE}"
+	log "building ${OPERATOR_IMAGE} and ${AGENT_IMAGE} (e2e/cmd/images, no Docker build)"
+	(cd "${ROOT}/e2e" && go run ./cmd/images --layout "" --archive "${archive}" \
+		--repository lifecycle-manager.local --tag "${IMAGE_TAG}") >&2
 	log "loading the images into both clusters"
 	"${KIND}" load image-archive "${archive}" --name "${KCP_CLUSTER}" >&2
 	"${KIND}" load image-archive "${archive}" --name "${SKR_CLUSTER}" >&2
