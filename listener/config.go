@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lifecycle-manager/certs/denylist"
 	"github.com/lifecycle-manager/certs/tlsreload"
 )
 
@@ -69,6 +70,11 @@ type Config struct {
 	KeyPair *tlsreload.KeyPair
 	// ClientCAs is the CA bundle when the embedder owns it; instead of Files.CAFile.
 	ClientCAs *tlsreload.Bundle
+	// DeniedCertificates, when set, refuses certificates that chain to the
+	// bundle but are on the list (a leaked runtime certificate, by serial
+	// number): 401 with reason denied_certificate, in both modes, also on
+	// connections opened before. The embedder owns and updates it.
+	DeniedCertificates *denylist.List
 
 	// TrustedProxies are the networks whose X-Forwarded-Client-Cert header is
 	// believed in ModeGateway: the addresses the gateway (or the mesh

@@ -70,7 +70,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	verifier := identity.NewVerifier(bundle, cfg.Now, cfg.VerificationCacheSize)
+	verifier := identity.NewVerifier(bundle, cfg.Now, cfg.VerificationCacheSize).WithDenyList(cfg.DeniedCertificates)
 	switch cfg.Mode {
 	case ModeDirect:
 		s.identify = identity.NewDirect(verifier)

@@ -27,6 +27,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.PropagationDelay, p("propagation-delay"), o.PropagationDelay, "trust a new CA this long before client certificates are signed by it")
 	fs.DurationVar(&o.GracePeriod, p("grace-period"), o.GracePeriod, "switch the endpoint certificate to a new CA this long after it joined the bundle")
 	fs.DurationVar(&o.RotationInterval, p("rotation-interval"), o.RotationInterval, "how often the rotator checks the CAs at the latest")
+	fs.DurationVar(&o.EmergencyDeadline, p("emergency-deadline"), o.EmergencyDeadline, "after an emergency CA rotation was asked for, drop the old CAs at the latest this late, even if some agent has no certificate of the new CA yet")
+	fs.StringVar(&o.DenySecret, p("deny-secret"), o.DenySecret, "Secret in --cert-namespace with the deny list of leaked certificates (key serials); empty: none")
 	fs.StringVar(&o.IssuerName, p("issuer-name"), o.IssuerName, "cert-manager issuer name (cert-manager backend)")
 	fs.StringVar(&o.IssuerKind, p("issuer-kind"), o.IssuerKind, "cert-manager issuer kind: Issuer or ClusterIssuer")
 	fs.StringVar(&o.IssuerGroup, p("issuer-group"), o.IssuerGroup, "cert-manager issuer API group")

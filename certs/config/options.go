@@ -39,6 +39,10 @@ const (
 	DefaultEndpointSecret     = "lifecycle-manager-endpoint-tls"
 	DefaultEndpointNamespace  = "istio-system"
 	DefaultClientSecretSuffix = "-webhook-tls"
+	DefaultEmergencyDeadline  = time.Hour
+	DefaultDenySecret         = "lifecycle-manager-denied-certificates"
+	// DenySecretKey is the key of the deny list in the deny Secret.
+	DenySecretKey = "serials"
 )
 
 // Options configure the PKI. The zero value is not usable: start from Defaults.
@@ -77,6 +81,13 @@ type Options struct {
 	GracePeriod time.Duration
 	// RotationInterval is how often the rotator checks the CAs at the latest.
 	RotationInterval time.Duration
+	// EmergencyDeadline after an emergency rotation was asked for, the old
+	// CAs leave the bundle even if some agent still has a certificate of
+	// them (it is locked out until its runtime gets the new one).
+	EmergencyDeadline time.Duration
+	// DenySecret in Namespace holds the deny list of leaked certificates
+	// (key DenySecretKey, see certs/denylist); empty means none.
+	DenySecret string
 
 	// IssuerName, IssuerKind and IssuerGroup reference the cert-manager
 	// issuer (cert-manager backend only; IssuerName is required there).
@@ -125,6 +136,8 @@ func Defaults() Options {
 		PropagationDelay:      DefaultPropagationDelay,
 		GracePeriod:           DefaultGracePeriod,
 		RotationInterval:      DefaultRotationInterval,
+		EmergencyDeadline:     DefaultEmergencyDeadline,
+		DenySecret:            DefaultDenySecret,
 		IssuerKind:            DefaultIssuerKind,
 		IssuerGroup:           DefaultIssuerGroup,
 		AgentService:          DefaultAgentService,
@@ -192,6 +205,10 @@ func (o Options) Validate() error {
 		"grace period (%s) must not be shorter than the propagation delay (%s), which must not be negative",
 		o.GracePeriod, o.PropagationDelay)
 	check(o.RotationInterval > 0, "rotation interval must be positive, got %s", o.RotationInterval)
+	// Before the propagation delay no agent can have a certificate of the
+	// new CA: dropping the old ones then would lock every runtime out.
+	check(o.EmergencyDeadline > o.PropagationDelay,
+		"emergency deadline (%s) must be longer than the propagation delay (%s)", o.EmergencyDeadline, o.PropagationDelay)
 	if o.Backend == BackendCertManager {
 		check(o.IssuerName != "", "the cert-manager backend needs an issuer name")
 		check(o.IssuerKind == "Issuer" || o.IssuerKind == "ClusterIssuer" || o.IssuerGroup != DefaultIssuerGroup,

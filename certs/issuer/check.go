@@ -28,6 +28,8 @@ const (
 	ReasonCARotated Reason = "ca-rotated"
 	// ReasonExpiring: it is within its renewal window, and a new one would last longer.
 	ReasonExpiring Reason = "expiring"
+	// ReasonDenied: it is on the deny list (it leaked); never used again.
+	ReasonDenied Reason = "denied"
 )
 
 // Lifetime is how long certificates live and when they are renewed.
@@ -85,6 +87,8 @@ func Evaluate(certPEM, keyPEM []byte, req Request, st trust.State, target *x509.
 	v.Leaf = certs[0]
 	v.IssuerIndex = st.IssuerIndex(v.Leaf)
 	switch {
+	case req.Denied != nil && req.Denied(v.Leaf):
+		v.Reason = ReasonDenied
 	case !sameIdentity(v.Leaf, req):
 		v.Reason = ReasonIdentityChanged
 	case v.IssuerIndex < 0:

@@ -63,6 +63,9 @@ type Request struct {
 	IPs        []net.IP
 	// Labels go on the Secret (and on cert-manager objects).
 	Labels map[string]string
+	// Denied, when set, reports certificates that must be replaced at once
+	// whatever else holds (the deny list of leaked certificates).
+	Denied func(*x509.Certificate) bool
 }
 
 // Validate checks what every backend needs.

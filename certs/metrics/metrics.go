@@ -30,6 +30,7 @@ type Metrics struct {
 	phase    *prometheus.GaugeVec
 	failures *prometheus.CounterVec
 	syncs    *prometheus.CounterVec
+	emergency
 
 	mu        sync.Mutex
 	lastPhase string
@@ -59,7 +60,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Runtime TLS Secret syncs, by whether they wrote (written) or found it current (unchanged).",
 		}, []string{"result"}),
 	}
-	for _, c := range []prometheus.Collector{m.expiry, m.renewals, m.phase, m.failures, m.syncs} {
+	m.emergency = newEmergency()
+	for _, c := range []prometheus.Collector{m.expiry, m.renewals, m.phase, m.failures, m.syncs,
+		m.emergencyActive, m.emergencyBehind, m.emergencyDeadline, m.emergencyDone} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering certificate metrics: %w", err)
 		}

@@ -46,7 +46,9 @@ lifecycle_manager_certificate_runtime_syncs_total{result="written"} 1
 # TYPE lifecycle_manager_certificate_rotation_phase gauge
 lifecycle_manager_certificate_rotation_phase{phase="CAAdded"} 0
 lifecycle_manager_certificate_rotation_phase{phase="Stable"} 1
-`)))
+`), "lifecycle_manager_certificate_expiry_timestamp_seconds", "lifecycle_manager_certificate_renewals_total",
+		"lifecycle_manager_certificate_failures_total", "lifecycle_manager_certificate_runtime_syncs_total",
+		"lifecycle_manager_certificate_rotation_phase"))
 
 	m.ForgetExpiry(metrics.KindAgent, "kcp-system", "k1-webhook-tls")
 	n, err := testutil.GatherAndCount(reg, "lifecycle_manager_certificate_expiry_timestamp_seconds")
@@ -67,4 +69,47 @@ func TestNilMetricsRecordNothing(t *testing.T) {
 		m.SetPhase("Stable")
 		m.Synced(true)
 	})
+}
+
+func TestEmergencyMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	require.NoError(t, err)
+	m.SetEmergency(time.Unix(1000, 0), 3)
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP lifecycle_manager_certificate_emergency_agents_behind Agents whose certificate is not from the new CA yet, during an emergency CA rotation (-1 until counted).
+# TYPE lifecycle_manager_certificate_emergency_agents_behind gauge
+lifecycle_manager_certificate_emergency_agents_behind 3
+# HELP lifecycle_manager_certificate_emergency_deadline_timestamp_seconds When the old CAs leave the bundle at the latest, during an emergency CA rotation; 0 otherwise.
+# TYPE lifecycle_manager_certificate_emergency_deadline_timestamp_seconds gauge
+lifecycle_manager_certificate_emergency_deadline_timestamp_seconds 1000
+# HELP lifecycle_manager_certificate_emergency_rotation 1 while an emergency CA rotation runs: the old CAs leave the bundle once every agent has a certificate of the new one.
+# TYPE lifecycle_manager_certificate_emergency_rotation gauge
+lifecycle_manager_certificate_emergency_rotation 1
+`), "lifecycle_manager_certificate_emergency_agents_behind", "lifecycle_manager_certificate_emergency_deadline_timestamp_seconds",
+		"lifecycle_manager_certificate_emergency_rotation"))
+	m.EmergencyOver(metrics.OutcomeDeadline)
+	assert.InDelta(t, 0, testutil.ToFloat64(gaugeNamed(t, reg, "lifecycle_manager_certificate_emergency_rotation")), 0)
+	n, err := testutil.GatherAndCount(reg, "lifecycle_manager_certificate_emergency_rotations_total")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	var none *metrics.Metrics
+	none.SetEmergency(time.Now(), 1)
+	none.EmergencyOver(metrics.OutcomeAllAgentsMoved)
+}
+
+// gaugeNamed collects the one series of name, for testutil.ToFloat64.
+func gaugeNamed(t *testing.T, reg *prometheus.Registry, name string) prometheus.Collector {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() == name {
+			return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: "copy"}, func() float64 {
+				return f.GetMetric()[0].GetGauge().GetValue()
+			})
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/config"
+	"github.com/lifecycle-manager/certs/denylist"
 	"github.com/lifecycle-manager/certs/issuer"
 	"github.com/lifecycle-manager/certs/issuer/builtin"
 	"github.com/lifecycle-manager/certs/issuer/certmanager"
@@ -113,6 +114,9 @@ func (p *PKI) AgentRequest(kyma *v1beta2.Kyma) (issuer.Request, error) {
 		DNSNames:   dns,
 		IPs:        []net.IP{LocalIP},
 		Labels:     map[string]string{shared.KymaNameLabel: kyma.Name, shared.RuntimeIDLabel: runtimeID},
+		// A certificate on the deny list is replaced at once, so that its
+		// runtime keeps working while the leaked one is refused.
+		Denied: p.Rotator.DenyList().Denied,
 	}, nil
 }
 
@@ -162,6 +166,19 @@ func (p *PKI) TrustBundle(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	return st.PEM(), nil
+}
+
+// LoadDenyList reads the deny list Secret of leaked certificates
+// (--cert-deny-secret) into list, for a listener's
+// Config.DeniedCertificates, and reports whether it changed. Without a
+// configured Secret it does nothing; a list that does not parse is an
+// error and leaves list as it was.
+func (p *PKI) LoadDenyList(ctx context.Context, list *denylist.List) (bool, error) {
+	key, ok := rotation.DenySecretKey(p.Options)
+	if !ok {
+		return false, nil
+	}
+	return rotation.LoadDenyList(ctx, p.c, key, list)
 }
 
 // kymaAgents lists the agent requests of every Kyma for the rotator.

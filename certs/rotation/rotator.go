@@ -10,6 +10,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/certs/config"
+	"github.com/lifecycle-manager/certs/denylist"
 	"github.com/lifecycle-manager/certs/issuer"
 	"github.com/lifecycle-manager/certs/metrics"
 	"github.com/lifecycle-manager/certs/trust"
@@ -56,17 +58,25 @@ type Status struct {
 	// Pending is true while cert-manager has yet to deliver a certificate
 	// the rotation needs.
 	Pending bool
+	// Emergency tells how far an emergency rotation is; zero when none runs.
+	Emergency EmergencyStatus
 }
 
 // Rotator keeps the trust bundle, the endpoint certificate and the agent
 // certificates in step with the CAs.
 type Rotator struct {
+	c       client.Client
 	backend issuer.Backend
 	store   *trust.Store
 	agents  Agents
 	opts    config.Options
 	metrics *metrics.Metrics
 	log     logr.Logger
+	// denied is the deny list, loaded from its Secret on every Reconcile;
+	// agent requests consult it (see DenyList).
+	denied *denylist.List
+	// emergency is the last EmergencyStatus, for Emergency.
+	emergency atomic.Pointer[EmergencyStatus]
 
 	// mu serialises Reconcile and Rotate, and guards lastSweep: the bundle
 	// and client CA that every agent was last brought to.
@@ -80,6 +90,8 @@ type Rotator struct {
 // managed (the sweep is skipped).
 func New(c client.Client, backend issuer.Backend, agents Agents, opts config.Options, m *metrics.Metrics, log logr.Logger) *Rotator {
 	return &Rotator{
+		c:       c,
+		denied:  &denylist.List{},
 		backend: backend,
 		store:   trust.NewStore(c, types.NamespacedName{Namespace: opts.Namespace, Name: opts.BundleSecret}),
 		agents:  agents,
@@ -87,6 +99,23 @@ func New(c client.Client, backend issuer.Backend, agents Agents, opts config.Opt
 		metrics: m,
 		log:     log,
 	}
+}
+
+// DenyList is the deny list of leaked certificates as the last Reconcile
+// read it: agent requests that consult it re-issue a denied certificate.
+func (r *Rotator) DenyList() *denylist.List {
+	if r == nil {
+		return nil
+	}
+	return r.denied
+}
+
+// Emergency returns how far an emergency rotation was at the last Reconcile.
+func (r *Rotator) Emergency() EmergencyStatus {
+	if es := r.emergency.Load(); es != nil {
+		return *es
+	}
+	return EmergencyStatus{}
 }
 
 // NeedLeaderElection makes a manager run the Rotator on the leader only.
@@ -128,7 +157,7 @@ func (r *Rotator) Start(ctx context.Context) error {
 func (r *Rotator) Rotate(ctx context.Context) (Status, error) {
 	r.mu.Lock()
 	st, err := r.store.Load(ctx)
-	if err == nil && st.Phase(r.opts.Clock(), issuer.TimingOf(r.opts)) != trust.PhaseStable {
+	if err == nil && (st.Emergency.Active() || st.Phase(r.opts.Clock(), issuer.TimingOf(r.opts)) != trust.PhaseStable) {
 		err = ErrRotationInProgress
 	}
 	if err == nil {
@@ -147,7 +176,12 @@ func (r *Rotator) Rotate(ctx context.Context) (Status, error) {
 func (r *Rotator) Reconcile(ctx context.Context) (Status, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.refreshDenyList(ctx)
 	st, status, err := r.reconcileBundle(ctx)
+	// A finished emergency stays visible until the next one starts.
+	if status.Emergency.Active || status.Emergency.Step == StepDone || r.Emergency().Step != StepDone {
+		r.emergency.Store(&status.Emergency)
+	}
 	if err != nil {
 		r.metrics.Failed(metrics.OperationRotate)
 		return Status{}, err
@@ -158,6 +192,9 @@ func (r *Rotator) Reconcile(ctx context.Context) (Status, error) {
 	r.metrics.SetPhase(string(status.Phase))
 	if next := st.NextChange(now, issuer.TimingOf(r.opts)); !next.IsZero() {
 		status.RequeueAfter = max(next.Sub(now), time.Second)
+	}
+	if status.Emergency.Active {
+		status.RequeueAfter = min(nonZero(status.RequeueAfter, emergencyRecheck), emergencyRecheck)
 	}
 	// The endpoint and the agents do not wait for each other's failures.
 	pending, endpointErr := r.reconcileEndpoint(ctx)
@@ -195,7 +232,11 @@ func (r *Rotator) reconcileBundle(ctx context.Context) (trust.State, Status, err
 	if changed {
 		r.log.Info("CA joined the trust bundle", "ca", caName(current), "notAfter", current.NotAfter)
 	}
-	if st.Phase(now, issuer.TimingOf(r.opts)) == trust.PhaseStable && r.caDue(st.Newest(), now) {
+	if st, status.Emergency, err = r.advanceEmergency(ctx, st, now); err != nil {
+		return st, status, fmt.Errorf("emergency CA rotation: %w", err)
+	}
+	changed = changed || status.Emergency.Step == StepDone
+	if !st.Emergency.Active() && st.Phase(now, issuer.TimingOf(r.opts)) == trust.PhaseStable && r.caDue(st.Newest(), now) {
 		r.log.Info("the newest CA nears its end: starting a rotation", "ca", caName(st.Newest()))
 		if err := r.backend.RotateCA(ctx); err != nil {
 			return st, status, fmt.Errorf("starting a CA rotation: %w", err)
@@ -286,7 +327,7 @@ func (r *Rotator) sweepAgents(ctx context.Context, st trust.State, now time.Time
 	if r.agents == nil {
 		return false, false, nil
 	}
-	key := sweepKey(st, st.ClientCA(now, issuer.TimingOf(r.opts)))
+	key := sweepKey(st, st.ClientCA(now, issuer.TimingOf(r.opts)), r.denied.Version())
 	full := key != r.lastSweep || now.Sub(r.lastSweepAt) >= resweepAfter
 	if !full && len(r.retry) == 0 {
 		return false, false, nil
@@ -324,11 +365,14 @@ func (r *Rotator) sweepAgents(ctx context.Context, st trust.State, now time.Time
 	return full, pending, errors.Join(errs...)
 }
 
-func sweepKey(st trust.State, clientCA *x509.Certificate) string {
+// sweepKey changes with the bundle, the client CA and the deny list: each
+// change needs every agent passed to the issuer.
+func sweepKey(st trust.State, clientCA *x509.Certificate, denied string) string {
 	h := sha256.New()
 	h.Write(st.PEM())
 	if clientCA != nil {
 		h.Write(clientCA.Raw)
 	}
+	h.Write([]byte(denied))
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -67,11 +67,12 @@ func TestEndpointRequest(t *testing.T) {
 	assert.Equal(t, config.DefaultEndpointNamespace+"/"+config.DefaultEndpointSecret, req.Secret.String())
 }
 
-func TestSweepKeyFollowsBundleAndClientCA(t *testing.T) {
+func TestSweepKeyFollowsBundleClientCAAndDenyList(t *testing.T) {
 	a, b := caOf(t, time.Hour), caOf(t, time.Hour)
 	one := trust.State{CAs: []*x509.Certificate{a}}
 	two := trust.State{CAs: []*x509.Certificate{a, b}}
-	assert.Equal(t, sweepKey(one, a), sweepKey(trust.State{CAs: []*x509.Certificate{a}}, a))
-	assert.NotEqual(t, sweepKey(one, a), sweepKey(two, a), "a new bundle reaches every agent")
-	assert.NotEqual(t, sweepKey(two, a), sweepKey(two, b), "a new client CA re-issues every agent")
+	assert.Equal(t, sweepKey(one, a, ""), sweepKey(trust.State{CAs: []*x509.Certificate{a}}, a, ""))
+	assert.NotEqual(t, sweepKey(one, a, ""), sweepKey(two, a, ""), "a new bundle reaches every agent")
+	assert.NotEqual(t, sweepKey(two, a, ""), sweepKey(two, b, ""), "a new client CA re-issues every agent")
+	assert.NotEqual(t, sweepKey(two, b, ""), sweepKey(two, b, "v2"), "a new deny list re-issues the denied agents")
 }

@@ -1,7 +1,9 @@
 package trust
 
 import (
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"slices"
 	"time"
 
@@ -41,6 +43,56 @@ type State struct {
 	CAs []*x509.Certificate
 	// NewestAddedAt is when the last CA joined.
 	NewestAddedAt time.Time
+	// Emergency is an emergency rotation in progress; the zero value is none.
+	Emergency Emergency
+}
+
+// Emergency is an emergency rotation: a CA key may have leaked, so every
+// CA in the bundle up to the one it replaces leaves the bundle as soon as
+// a new CA signs every agent certificate (or at a deadline), instead of
+// when they expire.
+type Emergency struct {
+	// Since is when it was asked for; zero means no emergency.
+	Since time.Time
+	// Replaces is the Fingerprint of the newest CA when it was asked for:
+	// a newer one must join before the old ones can go.
+	Replaces string
+}
+
+// Active reports whether an emergency rotation is in progress.
+func (e Emergency) Active() bool { return !e.Since.IsZero() }
+
+// Fingerprint is the SHA-256 of a certificate's DER, in hex.
+func Fingerprint(cert *x509.Certificate) string {
+	sum := sha256.Sum256(cert.Raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// WithEmergency returns the state with an emergency rotation asked for at
+// now, replacing the current newest CA.
+func (s State) WithEmergency(now time.Time) State {
+	s.Emergency = Emergency{Since: now}
+	if n := s.Newest(); n != nil {
+		s.Emergency.Replaces = Fingerprint(n)
+	}
+	return s
+}
+
+// EmergencyCAJoined reports whether the CA that replaces the suspect ones
+// is in the bundle.
+func (s State) EmergencyCAJoined() bool {
+	n := s.Newest()
+	return s.Emergency.Active() && n != nil && Fingerprint(n) != s.Emergency.Replaces
+}
+
+// OnlyNewest returns the state with the newest CA alone, the emergency
+// over, and the CAs that left.
+func (s State) OnlyNewest() (State, []*x509.Certificate) {
+	if len(s.CAs) == 0 {
+		return State{NewestAddedAt: s.NewestAddedAt}, nil
+	}
+	last := len(s.CAs) - 1
+	return State{CAs: []*x509.Certificate{s.CAs[last]}, NewestAddedAt: s.NewestAddedAt}, slices.Clone(s.CAs[:last])
 }
 
 // Newest returns the CA that joined last, nil for an empty bundle.
@@ -77,7 +129,7 @@ func (s State) WithNewest(ca *x509.Certificate, now time.Time) (State, bool) {
 		return s, false
 	}
 	cas := slices.DeleteFunc(slices.Clone(s.CAs), ca.Equal)
-	return State{CAs: append(cas, ca), NewestAddedAt: now}, true
+	return State{CAs: append(cas, ca), NewestAddedAt: now, Emergency: s.Emergency}, true
 }
 
 // Pruned returns the state without the CAs that expired before now, and the
@@ -91,7 +143,7 @@ func (s State) Pruned(now time.Time) (State, []*x509.Certificate) {
 		}
 		keep = append(keep, ca)
 	}
-	return State{CAs: keep, NewestAddedAt: s.NewestAddedAt}, removed
+	return State{CAs: keep, NewestAddedAt: s.NewestAddedAt, Emergency: s.Emergency}, removed
 }
 
 // previous returns the newest CA before the last that is still valid at now.

@@ -20,6 +20,13 @@ import (
 // PurposeBundle is the value of shared.PurposeLabel on the bundle Secret.
 const PurposeBundle = "ca-bundle"
 
+// The annotations of an emergency rotation on the bundle Secret: when it
+// was asked for (RFC 3339) and the fingerprint of the CA it replaces.
+const (
+	EmergencySinceAnnotation    = shared.OperatorGroup + "/ca-emergency-since"
+	EmergencyReplacesAnnotation = shared.OperatorGroup + "/ca-emergency-replaces"
+)
+
 // ErrNoBundle is returned by Load before the rotator wrote the first bundle.
 var ErrNoBundle = errors.New("no trust bundle yet: the rotator has not run")
 
@@ -70,6 +77,15 @@ func parse(secret *corev1.Secret) (State, error) {
 			st.NewestAddedAt = t
 		}
 	}
+	if v := secret.Annotations[EmergencySinceAnnotation]; v != "" {
+		// Unlike the rotation's time, an unreadable emergency is an error:
+		// taken as over, it would keep a leaked CA trusted.
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return State{}, fmt.Errorf("trust bundle %s/%s, annotation %s: %w", secret.Namespace, secret.Name, EmergencySinceAnnotation, err)
+		}
+		st.Emergency = Emergency{Since: t, Replaces: secret.Annotations[EmergencyReplacesAnnotation]}
+	}
 	return st, nil
 }
 
@@ -109,5 +125,11 @@ func fill(secret *corev1.Secret, st State) {
 		secret.Annotations = map[string]string{}
 	}
 	secret.Annotations[shared.CAAddedAtAnnotation] = st.NewestAddedAt.UTC().Format(time.RFC3339)
+	delete(secret.Annotations, EmergencySinceAnnotation)
+	delete(secret.Annotations, EmergencyReplacesAnnotation)
+	if st.Emergency.Active() {
+		secret.Annotations[EmergencySinceAnnotation] = st.Emergency.Since.UTC().Format(time.RFC3339Nano)
+		secret.Annotations[EmergencyReplacesAnnotation] = st.Emergency.Replaces
+	}
 	secret.Data = map[string][]byte{tlssecret.CAKey: st.PEM()}
 }

@@ -92,9 +92,15 @@ func (b *Backend) Ensure(ctx context.Context, req issuer.Request) (issuer.Result
 	}
 	// A certificate from a CA that is not in the bundle yet waits for the
 	// rotator; anything else cert-manager has to issue anew.
-	if !candidate.Fine() && candidate.Reason != issuer.ReasonUntrusted {
-		if err := b.requestIssuance(ctx, cert, candidate.Reason); err != nil {
+	if !candidate.Fine() {
+		reissue, err := b.needsIssuance(ctx, candidate)
+		if err != nil {
 			return issuer.Result{}, err
+		}
+		if reissue {
+			if err := b.requestIssuance(ctx, cert, candidate.Reason); err != nil {
+				return issuer.Result{}, err
+			}
 		}
 	}
 	if !current.Usable(now) {
@@ -103,6 +109,21 @@ func (b *Backend) Ensure(ctx context.Context, req issuer.Request) (issuer.Result
 	res, err := b.write(ctx, req, existing, tlssecret.Material{Cert: cur.Cert, Key: cur.Key}, st, issuer.Result{})
 	res.Pending, res.Reason = true, current.Reason
 	return res, err
+}
+
+// needsIssuance reports whether cert-manager must issue anew to replace
+// issued. An untrusted one that cert-manager's current CA signed waits for
+// that CA to join the bundle; one of a CA that left the bundle (an
+// emergency rotation drops the old CAs) is never trusted again.
+func (b *Backend) needsIssuance(ctx context.Context, issued issuer.Verdict) (bool, error) {
+	if issued.Reason != issuer.ReasonUntrusted || issued.Leaf == nil {
+		return true, nil
+	}
+	ca, err := b.CurrentCA(ctx)
+	if err != nil {
+		return false, err
+	}
+	return issued.Leaf.CheckSignatureFrom(ca) != nil, nil
 }
 
 // write stores cert and key with the trust bundle in req.Secret (only what changed).

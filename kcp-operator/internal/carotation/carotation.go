@@ -4,8 +4,20 @@
 //	kubectl annotate secret lifecycle-manager-ca-bundle -n kcp-system \
 //	    operator.kyma-project.io/rotate-ca="$(date -u +%FT%TZ)" --overwrite
 //
-// after a CA key leaked. The rotation itself (certs/rotation) adds the new CA
-// to the bundle first and so never locks a runtime out.
+// The rotation itself (certs/rotation) adds the new CA to the bundle first
+// and so never locks a runtime out; the old CA stays trusted until it
+// expires.
+//
+// After a CA key leaked, ask for an emergency rotation instead, with a new
+// value of the rotate-ca-emergency annotation:
+//
+//	kubectl annotate secret lifecycle-manager-ca-bundle -n kcp-system \
+//	    operator.kyma-project.io/rotate-ca-emergency="$(date -u +%FT%TZ)" --overwrite
+//
+// It issues a new CA and new agent certificates, and drops every older CA
+// from the bundle as soon as every agent has a certificate of the new one,
+// at the latest at --cert-emergency-deadline. Events on the bundle Secret
+// tell how far it is.
 package carotation
 
 import (
@@ -16,6 +28,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
@@ -25,15 +38,24 @@ import (
 // Rotator is the part of the certificate rotation this package drives.
 type Rotator interface {
 	Rotate(ctx context.Context) (rotation.Status, error)
+	RotateEmergency(ctx context.Context) (rotation.Status, error)
+	Emergency() rotation.EmergencyStatus
 }
 
-// Trigger polls the bundle Secret for a new rotate-ca value.
+// Trigger polls the bundle Secret for a new rotate-ca or
+// rotate-ca-emergency value, and reports an emergency rotation's progress.
 type Trigger struct {
 	Client   client.Client
 	Bundle   client.ObjectKey
 	Rotator  Rotator
 	Interval time.Duration
 	Log      logr.Logger
+	// Events, when set, receives Events on the bundle Secret about
+	// emergency rotations.
+	Events events.EventRecorder
+
+	// progress is what was last reported; Check runs on one goroutine.
+	progress reported
 }
 
 // NeedLeaderElection is true: only the leader rotates.
@@ -60,6 +82,9 @@ func (t *Trigger) Check(ctx context.Context) error {
 	secret := &corev1.Secret{}
 	if err := t.Client.Get(ctx, t.Bundle, secret); err != nil {
 		return client.IgnoreNotFound(err)
+	}
+	if err := t.checkEmergency(ctx, secret); err != nil {
+		return err
 	}
 	want := secret.Annotations[shared.RotateCAAnnotation]
 	if want == "" || want == secret.Annotations[shared.CARotatedForAnnotation] {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/config"
+	"github.com/lifecycle-manager/certs/denylist"
 	"github.com/lifecycle-manager/certs/pki"
 	"github.com/lifecycle-manager/certs/pushpki"
 	"github.com/lifecycle-manager/certs/tlsreload"
@@ -26,6 +27,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/pkiclient"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushbudget"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
 	"github.com/lifecycle-manager/listener/eventsource"
@@ -66,6 +68,7 @@ func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Opti
 	trigger := &carotation.Trigger{
 		Client: c, Bundle: client.ObjectKey{Namespace: certOpts.Namespace, Name: certOpts.BundleSecret},
 		Rotator: p.Rotator, Interval: 5 * time.Second, Log: log.WithName("ca-rotation"),
+		Events: recorder.Bounded{EventRecorder: mgr.GetEventRecorder("ca-rotation")},
 	}
 	if err := mgr.Add(trigger); err != nil {
 		return nil, fmt.Errorf("adding the CA rotation trigger: %w", err)
@@ -110,6 +113,7 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	if err != nil {
 		return err
 	}
+	denied := &denylist.List{}
 	cfg := listener.Config{
 		Addr:              opts.ListenerAddr,
 		Managers:          append([]string{KymaManager, agent.DriftManager}, opts.ListenerManagers...),
@@ -120,6 +124,7 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 		RuntimeEventRate:  opts.ListenerRuntimeRate,
 		RuntimeEventBurst: opts.ListenerRuntimeBurst,
 	}
+	cfg.DeniedCertificates = denied // refreshed with the bundle by the materialUpdater
 	if opts.ListenerMode == "direct" {
 		cfg.Mode, cfg.KeyPair = listener.ModeDirect, kp
 	} else {
@@ -139,7 +144,7 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	if err := mgr.Add(srv); err != nil {
 		return fmt.Errorf("adding the event listener: %w", err)
 	}
-	updater := &materialUpdater{pki: pp.pki, kp: kp, bundle: bundle, direct: opts.ListenerMode == "direct", log: log.WithName("listener-tls")}
+	updater := &materialUpdater{pki: pp.pki, kp: kp, bundle: bundle, denied: denied, direct: opts.ListenerMode == "direct", log: log.WithName("listener-tls")}
 	if err := mgr.Add(updater); err != nil {
 		return fmt.Errorf("adding the listener's certificate updater: %w", err)
 	}
@@ -229,6 +234,7 @@ type materialUpdater struct {
 	pki    *pushpki.PKI
 	kp     *tlsreload.KeyPair
 	bundle *tlsreload.Bundle
+	denied *denylist.List
 	direct bool
 	log    logr.Logger
 }
@@ -253,6 +259,7 @@ func (u *materialUpdater) Start(ctx context.Context) error {
 }
 
 func (u *materialUpdater) update(ctx context.Context) bool {
+	u.updateDenyList(ctx)
 	if u.direct {
 		m, err := u.pki.EndpointMaterial(ctx)
 		if err == nil {

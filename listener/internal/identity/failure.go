@@ -18,6 +18,9 @@ const (
 	ReasonNoRuntimeID          = "no_runtime_id"
 	ReasonUntrustedProxy       = "untrusted_proxy"
 	ReasonMalformedXFCC        = "malformed_xfcc"
+	// ReasonDenied: the certificate verifies but is on the deny list
+	// (a leaked runtime certificate, see certs/denylist).
+	ReasonDenied = "denied_certificate"
 )
 
 // Failure is an identity that could not be established.

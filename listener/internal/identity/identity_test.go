@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lifecycle-manager/certs/denylist"
 	"github.com/lifecycle-manager/certs/pki"
 	"github.com/lifecycle-manager/listener/internal/identity"
 	"github.com/lifecycle-manager/listener/internal/testpki"
@@ -197,4 +198,50 @@ func TestVerifierExpiresCachedVerdicts(t *testing.T) {
 	require.NoError(t, verify())
 	now = leaf.Cert.NotAfter.Add(time.Second)
 	assert.Equal(t, identity.ReasonExpired, identity.Reason(verify()), "a cached verdict must not outlive the certificate")
+}
+
+// TestDenyListInBothIdentifiers: a certificate on the deny list is refused
+// with ReasonDenied by Direct and Gateway, also when its verdict was cached
+// before it was denied; one of the same serial from another CA, listed
+// with its issuer, is not.
+func TestDenyListInBothIdentifiers(t *testing.T) {
+	ca := testpki.NewCA(t, "ca")
+	leaked, fine := ca.Client("rt-leaked"), ca.Client("rt-fine")
+	deny := &denylist.List{}
+	v := identity.NewVerifier(ca.Bundle(), nil, 0).WithDenyList(deny)
+	direct := identity.NewDirect(v)
+	gateway, err := identity.NewGateway(v, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, 1)
+	require.NoError(t, err)
+	identify := map[string]func(testpki.Leaf) (string, error){
+		"direct": func(l testpki.Leaf) (string, error) {
+			r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/v2/klm/event", nil)
+			r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{l.Cert}}
+			return direct.Identify(r)
+		},
+		"gateway": func(l testpki.Leaf) (string, error) {
+			r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/v2/klm/event", nil)
+			r.RemoteAddr = "10.0.0.7:51234"
+			r.Header.Add(xfcc.Header, testpki.Element(l.Cert))
+			return gateway.Identify(r)
+		},
+	}
+	for mode, id := range identify {
+		_, err := id(leaked)
+		require.NoError(t, err, "%s: cached before it is denied", mode)
+	}
+	otherIssuer := []byte{1, 2, 3}
+	deny.Set([]denylist.Entry{{Serial: leaked.Cert.SerialNumber, IssuerKeyID: otherIssuer}})
+	for mode, id := range identify {
+		_, err := id(leaked)
+		assert.NoError(t, err, "%s: listed for another CA only", mode)
+	}
+	deny.Set([]denylist.Entry{{Serial: leaked.Cert.SerialNumber, IssuerKeyID: leaked.Cert.AuthorityKeyId}})
+	for mode, id := range identify {
+		got, err := id(leaked)
+		assert.Equal(t, identity.ReasonDenied, identity.Reason(err), "%s: %v", mode, err)
+		assert.Empty(t, got, mode)
+		got, err = id(fine)
+		require.NoError(t, err, mode)
+		assert.Equal(t, "rt-fine", got, mode)
+	}
 }

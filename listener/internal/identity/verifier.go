@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lifecycle-manager/certs/denylist"
 	"github.com/lifecycle-manager/certs/tlsreload"
 )
 
@@ -33,6 +34,9 @@ type Verifier struct {
 	now    func() time.Time
 	max    int
 	seed   maphash.Seed
+	// deny is consulted on every verification, cached or not, so that a
+	// certificate added to it loses access with its next request.
+	deny *denylist.List
 
 	mu    sync.Mutex
 	cache map[uint64]verdict
@@ -42,6 +46,7 @@ type verdict struct {
 	// material is compared on every hit: the map key is only a hash.
 	material   string
 	runtimeID  string
+	denyKey    string
 	pool       *x509.CertPool
 	notBefore  time.Time
 	validUntil time.Time
@@ -57,6 +62,13 @@ func NewVerifier(bundle *tlsreload.Bundle, now func() time.Time, cacheSize int) 
 		cacheSize = DefaultCacheSize
 	}
 	return &Verifier{bundle: bundle, now: now, max: cacheSize, seed: maphash.MakeSeed(), cache: make(map[uint64]verdict)}
+}
+
+// WithDenyList makes v refuse the certificates on l (nil: none) with
+// ReasonDenied. Call it before v is used.
+func (v *Verifier) WithDenyList(l *denylist.List) *Verifier {
+	v.deny = l
+	return v
 }
 
 // Verify checks the chain that parse returns, which it decodes from
@@ -83,7 +95,7 @@ func (v *Verifier) verify(key uint64, same func(string) bool, keep func() string
 	d, ok := v.cache[key]
 	v.mu.Unlock()
 	if ok && same(d.material) && d.pool == pool && !now.Before(d.notBefore) && now.Before(d.validUntil) {
-		return d.runtimeID, nil
+		return v.result(d)
 	}
 	chain, err := parse()
 	if err != nil {
@@ -100,7 +112,7 @@ func (v *Verifier) verify(key uint64, same func(string) bool, keep func() string
 		return "", fail(ReasonNoRuntimeID, "the client certificate has no common name")
 	}
 	d = verdict{
-		material: keep(), runtimeID: leaf.Subject.CommonName, pool: pool,
+		material: keep(), runtimeID: leaf.Subject.CommonName, pool: pool, denyKey: denylist.Key(leaf),
 		notBefore: leaf.NotBefore, validUntil: now.Add(recheckAfter),
 	}
 	for _, c := range chain {
@@ -109,6 +121,16 @@ func (v *Verifier) verify(key uint64, same func(string) bool, keep func() string
 		}
 	}
 	v.store(key, d)
+	return v.result(d)
+}
+
+// result is the verdict's runtime ID, or a Failure when its certificate is
+// on the deny list. The verdict stays cached: once the list no longer
+// holds the certificate, it is accepted again.
+func (v *Verifier) result(d verdict) (string, error) {
+	if v.deny.DeniedKey(d.denyKey) {
+		return "", fail(ReasonDenied, "the certificate of runtime %q is on the deny list", d.runtimeID)
+	}
 	return d.runtimeID, nil
 }
 
