@@ -179,6 +179,10 @@ func (c *Config) validate() error {
 	if c.KCPAddr != "" {
 		u, err := url.Parse(c.BaseURL())
 		check(err == nil && u.Host == c.KCPAddr && u.Hostname() != "", "--kcp-addr (KCP_ADDR) %q: want host[:port]", c.KCPAddr)
+		if err == nil && u.Port() != "" {
+			port, perr := strconv.Atoi(u.Port())
+			check(perr == nil && validPort(port), "--kcp-addr (KCP_ADDR) %q: the port must be 1-65535", c.KCPAddr)
+		}
 	}
 	check(c.KCPContract != "" && !strings.ContainsAny(c.KCPContract, "/?# "),
 		"--kcp-contract (KCP_CONTRACT) %q: want one path segment such as v2", c.KCPContract)

@@ -103,6 +103,7 @@ func TestInvalidConfiguration(t *testing.T) {
 		{name: "plain http KCP", set: map[string]string{"KCP_ADDR": "http://kcp.example.com"}, errors: []string{"KCP_ADDR"}},
 		{name: "KCP with a path", set: map[string]string{"KCP_ADDR": "https://kcp.example.com/v2"}, errors: []string{"KCP_ADDR"}},
 		{name: "KCP host with a path", set: map[string]string{"KCP_ADDR": "kcp.example.com/v2"}, errors: []string{"KCP_ADDR"}},
+		{name: "KCP port out of range", set: map[string]string{"KCP_ADDR": "kcp.example.com:99999"}, errors: []string{"KCP_ADDR", "1-65535"}},
 		{name: "contract with a slash", set: map[string]string{"KCP_CONTRACT": "v2/x"}, errors: []string{"KCP_CONTRACT"}},
 		{name: "bad numbers", args: []string{"--queue-size=0", "--workers=0", "--backoff-initial=2m", "--log-level=trace", "--bind-address=localhost"},
 			errors: []string{"--queue-size", "--workers", "--backoff-max", "--log-level", "--bind-address"}},
