@@ -4,6 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lifecycle-manager/api/shared"
 )
@@ -116,6 +117,14 @@ type ManifestStatus struct {
 	// +listType=atomic
 	Synced []shared.Resource `json:"synced,omitempty"`
 
+	// Created lists the objects of status.synced that the controller
+	// created in the runtime — as opposed to found there and applied into —
+	// with the UID they were created with. Only a Namespace listed here is
+	// deleted with the module, and only while it still has that UID.
+	// +optional
+	// +listType=atomic
+	Created []CreatedResource `json:"created,omitempty"`
+
 	// LastOperation is the last thing the controller did with this Manifest.
 	// +optional
 	LastOperation shared.LastOperation `json:"lastOperation,omitempty"`
@@ -125,6 +134,15 @@ type ManifestStatus struct {
 	// runtime stored. A reconcile that finds both unchanged only reads.
 	// +optional
 	Applied string `json:"applied,omitempty"`
+}
+
+// CreatedResource is an object the Manifest controller created in the runtime.
+type CreatedResource struct {
+	shared.Resource `json:",inline"`
+
+	// UID of the object as created: a later object of the same name is not
+	// the one the controller created.
+	UID types.UID `json:"uid"`
 }
 
 // Condition types of a Manifest.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -70,6 +71,13 @@ func (h *Harness) configureOperator(ctx context.Context) error {
 		"--purge-grace-period=20s",
 		"--layer-cache-dir=" + filepath.Join(h.RunDir, "layers"),
 		"--zap-log-level=info",
+		// The runtimes' agents run on this machine: each Kyma points its
+		// webhooks at its agent's loopback port by annotation.
+		"--agent-webhook-url-allowed-hosts=127.0.0.1",
+	}
+	if host, _, _ := strings.Cut(h.Registry, "/"); host != "" {
+		// The harness's registry serves plain HTTP: only a listed registry is.
+		args = append(args, "--insecure-registries="+host)
 	}
 	h.Operator = &Process{
 		Name: "kcp-operator", Bin: h.Bin.Operator, Log: filepath.Join(h.RunDir, "logs", "kcp-operator.log"),

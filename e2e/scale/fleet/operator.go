@@ -55,6 +55,12 @@ func (f *Fleet) StartOperator(ctx context.Context) error {
 		"--template-change-spread=" + f.opts.ReleaseSpread.String(),
 		"--requeue-success=" + f.opts.ResyncInterval.String(),
 		"--layer-cache-dir=" + filepath.Join(f.opts.RunDir, "layers"),
+		// The agents run on this machine, each Kyma names its loopback port.
+		"--agent-webhook-url-allowed-hosts=127.0.0.1",
+	}
+	if host, _, _ := strings.Cut(f.Registry, "/"); host != "" {
+		// The fleet's registry serves plain HTTP: only a listed registry is.
+		args = append(args, "--insecure-registries="+host)
 	}
 	if f.opts.ProfileSeconds > 0 {
 		op.PprofAddr = loop(ports[3])

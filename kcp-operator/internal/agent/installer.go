@@ -53,6 +53,9 @@ type Status struct {
 	// Created is when the agent's Deployment was created; zero when it does
 	// not exist.
 	Created time.Time
+	// WebhookURLRefused says why the Kyma's agent-webhook-url annotation
+	// was ignored; empty when it was followed or is not set.
+	WebhookURLRefused string
 }
 
 // Install applies the agent of kyma's runtime when its chart values changed
@@ -60,6 +63,12 @@ type Status struct {
 // available. The values decide: the chart is the one built in, so equal
 // values render equal objects, and a resync need not render at all.
 func (in *Installer) Install(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, caBundle []byte, watchers []v1beta2.Watcher) (Status, error) {
+	status, err := in.install(ctx, kyma, rt, caBundle, watchers)
+	_, status.WebhookURLRefused = in.opts.webhookURL(kyma)
+	return status, err
+}
+
+func (in *Installer) install(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, caBundle []byte, watchers []v1beta2.Watcher) (Status, error) {
 	values, err := in.opts.values(kyma, rt.Namespace, caBundle, watchers)
 	if err != nil {
 		return Status{}, err
@@ -99,7 +108,7 @@ func (in *Installer) render(ctx context.Context, kyma *v1beta2.Kyma, namespace s
 func (in *Installer) renderValues(ctx context.Context, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	objs, err := in.renderer.Render(ctx, render.Request{
 		Module: "skr-agent", Namespace: namespace, Type: render.HelmChart, Install: in.chart,
-		Values: values, ReleaseName: Fullname(namespace),
+		Values: values, ReleaseName: Fullname(namespace), Trusted: true, // our own chart: no render process per runtime
 	}, render.BuiltinScope)
 	if err != nil {
 		return nil, fmt.Errorf("rendering the skr-agent chart: %w", err)

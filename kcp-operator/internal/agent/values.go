@@ -24,6 +24,9 @@ type Options struct {
 	// WebhookURL makes the runtime's API server call this URL instead of
 	// the agent's Service (local runs where no pods run).
 	WebhookURL string
+	// WebhookURLHosts are the hosts (host[:port]) a Kyma's agent-webhook-url
+	// annotation may name; empty: the annotation is ignored.
+	WebhookURLHosts []string
 	// DriftWatch adds the watch on module resources.
 	DriftWatch bool
 	// SecretName is the agent's TLS Secret in the runtime.
@@ -47,10 +50,7 @@ func (o Options) values(kyma *v1beta2.Kyma, namespace string, caBundle []byte, w
 	if err != nil {
 		return nil, err
 	}
-	webhookURL := o.WebhookURL
-	if url := kyma.Annotations[shared.AgentWebhookURLAnnotation]; url != "" {
-		webhookURL = url
-	}
+	webhookURL, _ := o.webhookURL(kyma) // Install reports a refused annotation
 	return map[string]any{
 		"fullnameOverride": Fullname(namespace),
 		"image":            image,

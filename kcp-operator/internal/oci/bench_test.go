@@ -19,7 +19,7 @@ func BenchmarkFetchCacheHit(b *testing.B) {
 			reg := startRegistry(b)
 			data := randomBytes(b, size.bytes)
 			digest := reg.pushBlob(data)
-			f, err := oci.NewFetcher(oci.Options{CacheDir: b.TempDir()})
+			f, err := oci.NewFetcher(oci.Options{CacheDir: b.TempDir(), InsecureRegistries: testRegistries})
 			require.NoError(b, err)
 			ref := oci.Ref{Repository: reg.repo(moduleRepo), Digest: digest}
 			_, err = f.Fetch(b.Context(), ref, nil)

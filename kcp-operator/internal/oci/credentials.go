@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,11 +55,12 @@ func ParseDockerConfig(data []byte) (*Credentials, error) {
 		}
 	}
 	c := &Credentials{byHost: make(map[string]authn.AuthConfig, len(entries))}
-	for key, raw := range entries {
+	keyOf := make(map[string]string, len(entries))
+	for _, key := range slices.Sorted(maps.Keys(entries)) {
 		if key == "credsStore" || key == "credHelpers" || key == "HttpHeaders" {
 			continue // config.json fields next to the legacy map form
 		}
-		cfg, err := parseLogin(raw)
+		cfg, err := parseLogin(entries[key])
 		if err != nil {
 			return nil, fmt.Errorf("docker config: login for %q: %w", key, err)
 		}
@@ -65,7 +68,12 @@ func ParseDockerConfig(data []byte) (*Credentials, error) {
 		if err != nil {
 			return nil, fmt.Errorf("docker config: %w", err)
 		}
-		c.byHost[host] = cfg
+		// Two spellings of one host with different logins: neither can be
+		// chosen without guessing which one the writer meant.
+		if prev, ok := c.byHost[host]; ok && prev != cfg {
+			return nil, fmt.Errorf("docker config: %q and %q are both the registry %s, with different logins", keyOf[host], key, host)
+		}
+		c.byHost[host], keyOf[host] = cfg, key
 	}
 	return c, nil
 }

@@ -67,6 +67,8 @@ func TestParseDockerConfigRejectsBadInput(t *testing.T) {
 		"empty login":      {`{"auths":{"r.example.com":{}}}`, "neither auth, username"},
 		"login not object": {`{"auths":{"r.example.com":"u:p"}}`, "not an object"},
 		"empty host":       {`{"auths":{"https://":{"auth":"` + b64("u:p") + `"}}}`, "has no host"},
+		"one host twice": {`{"auths":{"Docker.io":{"auth":"` + b64("a:b") + `"},"https://index.docker.io/v1/":{"auth":"` + b64("c:d") + `"}}}`,
+			`"Docker.io" and "https://index.docker.io/v1/" are both the registry index.docker.io, with different logins`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

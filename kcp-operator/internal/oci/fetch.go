@@ -37,8 +37,10 @@ type Options struct {
 	MaxCacheBytes int64
 	// MaxLayerBytes bounds one layer (default DefaultMaxLayerBytes).
 	MaxLayerBytes int64
-	// InsecureRegistries are hosts (host[:port]) reached over plain HTTP.
-	// Loopback and *.local hosts are always tried over plain HTTP too.
+	// InsecureRegistries are hosts (host[:port]; a host without a port
+	// means every port) reached over plain HTTP. No other host is, loopback
+	// and private addresses included: every request that is not HTTPS to
+	// one of these is refused (ErrPlainHTTPRefused).
 	InsecureRegistries []string
 	// Timeout bounds one download or upload, the auth handshake included
 	// (default DefaultTimeout).
@@ -76,18 +78,17 @@ func (o Options) withDefaults() Options {
 	if o.Transport == nil {
 		o.Transport = remote.DefaultTransport.(*http.Transport).Clone()
 	}
+	if _, guarded := o.Transport.(plainHTTPGuard); !guarded {
+		o.Transport = plainHTTPGuard{next: o.Transport, insecure: o.insecureHosts()}
+	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
 	}
 	return o
 }
 
-func (o Options) insecureHosts() map[string]bool {
-	hosts := make(map[string]bool, len(o.InsecureRegistries))
-	for _, h := range o.InsecureRegistries {
-		hosts[h] = true
-	}
-	return hosts
+func (o Options) insecureHosts() insecureHosts {
+	return newInsecureHosts(o.InsecureRegistries)
 }
 
 // Blob is the content of a layer.
@@ -107,7 +108,7 @@ type Blob struct {
 // login download it once.
 type Fetcher struct {
 	opts     Options
-	insecure map[string]bool
+	insecure insecureHosts
 	cache    *diskCache
 	flight   singleflight.Group
 

@@ -30,12 +30,21 @@ func randomBytes(t testing.TB, n int) []byte {
 	return b
 }
 
+// testRegistries are the test registries' hosts: they serve plain HTTP on
+// loopback, which is listed as the operator's --insecure-registries would.
+var testRegistries = []string{"127.0.0.1"}
+
 func newFetcher(t *testing.T, opts oci.Options) *oci.Fetcher {
 	t.Helper()
+	if opts.InsecureRegistries == nil {
+		opts.InsecureRegistries = testRegistries
+	}
 	f, err := oci.NewFetcher(opts)
 	require.NoError(t, err)
 	return f
 }
+
+func newPusher() *oci.Pusher { return oci.NewPusher(oci.Options{InsecureRegistries: testRegistries}) }
 
 func TestFetchBlobThenServeItFromTheCache(t *testing.T) {
 	reg := startRegistry(t)
@@ -256,7 +265,7 @@ func TestPrivateRegistry(t *testing.T) {
 	digest := oci.Digest(data)
 	auth, err := oci.BasicCredentials(reg.host, "module-team", "s3cret")
 	require.NoError(t, err)
-	pusher := oci.NewPusher(oci.Options{})
+	pusher := newPusher()
 	_, err = pusher.PushBlob(t.Context(), reg.repo(moduleRepo), data, "application/x-yaml", auth)
 	require.NoError(t, err)
 	ref := oci.Ref{Repository: reg.repo(moduleRepo), Digest: digest}

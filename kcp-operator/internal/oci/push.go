@@ -27,7 +27,7 @@ type Descriptor struct {
 // Pusher uploads module content for modulectl. It is safe for concurrent use.
 type Pusher struct {
 	opts     Options
-	insecure map[string]bool
+	insecure insecureHosts
 }
 
 // NewPusher returns a Pusher. Of the Options it uses InsecureRegistries,

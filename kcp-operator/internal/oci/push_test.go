@@ -48,7 +48,7 @@ func TestPushComponentVersionRoundTrip(t *testing.T) {
 	const version = "1.2.3-rc.1+7"
 	doc := moduleDescriptor(base, version, map[string]oci.LocalBlob{"raw-manifest": raw, "config": config})
 
-	pushed, err := oci.NewPusher(oci.Options{}).PushComponentVersion(t.Context(), doc, []oci.LocalBlob{raw, config}, nil)
+	pushed, err := newPusher().PushComponentVersion(t.Context(), doc, []oci.LocalBlob{raw, config}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, oci.ComponentRepository(base, component), pushed.Repository)
 	assert.Equal(t, "1.2.3-rc.1.build-7", pushed.Tag)
@@ -94,7 +94,7 @@ func TestPushComponentVersionRoundTrip(t *testing.T) {
 		assert.Equal(t, want.Data, blob.Data, name)
 	}
 
-	again, err := oci.NewPusher(oci.Options{}).PushComponentVersion(t.Context(), doc, []oci.LocalBlob{raw, config}, nil)
+	again, err := newPusher().PushComponentVersion(t.Context(), doc, []oci.LocalBlob{raw, config}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, pushed.Manifest.Digest, again.Manifest.Digest, "publishing is reproducible")
 }
@@ -119,7 +119,7 @@ func TestPushComponentVersionChecksTheDescriptorFirst(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := oci.NewPusher(oci.Options{}).PushComponentVersion(t.Context(), tc.doc, tc.blobs, nil)
+			_, err := newPusher().PushComponentVersion(t.Context(), tc.doc, tc.blobs, nil)
 			require.ErrorIs(t, err, oci.ErrInvalid)
 			assert.ErrorContains(t, err, tc.wantErr)
 			assert.Zero(t, reg.total(), "nothing is pushed")
@@ -134,18 +134,18 @@ func TestPushFailures(t *testing.T) {
 		keys, err := oci.BasicCredentials(reg.host, "u", "wrong")
 		require.NoError(t, err)
 		doc := moduleDescriptor(reg.host, "1.0.0", map[string]oci.LocalBlob{"raw-manifest": blob})
-		_, err = oci.NewPusher(oci.Options{}).PushComponentVersion(t.Context(), doc, []oci.LocalBlob{blob}, keys)
+		_, err = newPusher().PushComponentVersion(t.Context(), doc, []oci.LocalBlob{blob}, keys)
 		require.ErrorIs(t, err, oci.ErrUnauthorized)
 	})
 	t.Run("registry down", func(t *testing.T) {
 		reg := startRegistry(t)
 		reg.srv.Close()
-		_, err := oci.NewPusher(oci.Options{}).PushBlob(t.Context(), reg.repo("modules/x"), blob.Data, blob.MediaType, nil)
+		_, err := newPusher().PushBlob(t.Context(), reg.repo("modules/x"), blob.Data, blob.MediaType, nil)
 		require.ErrorIs(t, err, oci.ErrUnreachable)
 		assert.ErrorContains(t, err, reg.repo("modules/x"))
 	})
 	t.Run("bad repository", func(t *testing.T) {
-		_, err := oci.NewPusher(oci.Options{}).PushBlob(t.Context(), "no-host", blob.Data, blob.MediaType, nil)
+		_, err := newPusher().PushBlob(t.Context(), "no-host", blob.Data, blob.MediaType, nil)
 		require.ErrorIs(t, err, oci.ErrInvalid)
 	})
 }
@@ -154,7 +154,7 @@ func TestPushArtifactIsFetchedByTagAndByImageSpec(t *testing.T) {
 	reg := startRegistry(t)
 	chart := randomBytes(t, 700)
 	const chartType = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
-	pushed, err := oci.NewPusher(oci.Options{}).PushArtifact(t.Context(), reg.repo("charts/keda"), "1.0.0", chart, chartType, "application/vnd.cncf.helm.config.v1+json", nil)
+	pushed, err := newPusher().PushArtifact(t.Context(), reg.repo("charts/keda"), "1.0.0", chart, chartType, "application/vnd.cncf.helm.config.v1+json", nil)
 	require.NoError(t, err)
 
 	for name, spec := range map[string]v1beta2.ImageSpec{

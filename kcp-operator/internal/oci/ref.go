@@ -77,7 +77,7 @@ type target struct {
 	digest v1.Hash // zero when addressed by tag
 }
 
-func parseTarget(ref Ref, insecure map[string]bool) (target, error) {
+func parseTarget(ref Ref, insecure insecureHosts) (target, error) {
 	fail := func(err error) (target, error) {
 		return target{}, &Error{Op: "parsing", Ref: ref.String(), Kind: ErrInvalid, Err: err}
 	}
@@ -104,7 +104,7 @@ func parseTarget(ref Ref, insecure map[string]bool) (target, error) {
 	return t, nil
 }
 
-func parseRepository(repository string, insecure map[string]bool) (name.Repository, error) {
+func parseRepository(repository string, insecure insecureHosts) (name.Repository, error) {
 	if repository == "" {
 		return name.Repository{}, fmt.Errorf("repository is empty")
 	}
@@ -112,7 +112,7 @@ func parseRepository(repository string, insecure map[string]bool) (name.Reposito
 	// Strict: "keda/manager" must not silently mean Docker Hub; module
 	// layers always name their registry.
 	opts := []name.Option{name.StrictValidation}
-	if insecure[host] {
+	if insecure.allows(host) {
 		opts = append(opts, name.Insecure)
 	}
 	repo, err := name.NewRepository(repository, opts...)

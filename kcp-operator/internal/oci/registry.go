@@ -107,7 +107,9 @@ func (f *Fetcher) download(ctx context.Context, s *session, kind objectKind, ref
 	if err != nil {
 		return fetched{}, err
 	}
-	u := url.URL{Scheme: s.repo.Scheme(), Host: s.repo.RegistryStr(), Path: fmt.Sprintf("/v2/%s/%s/%s", s.repo.RepositoryStr(), kind, reference)}
+	// Not s.repo.Scheme(): go-containerregistry answers http for loopback
+	// and private addresses that are not listed as insecure.
+	u := url.URL{Scheme: f.insecure.scheme(s.repo.RegistryStr()), Host: s.repo.RegistryStr(), Path: fmt.Sprintf("/v2/%s/%s/%s", s.repo.RepositoryStr(), kind, reference)}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return fail(ErrInvalid, err)

@@ -5,9 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
+	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
+	"github.com/lifecycle-manager/kcp-operator/internal/render"
 )
 
 // Options are the operator's settings.
@@ -30,6 +35,9 @@ type Options struct {
 	RuntimeBurst   int
 	RuntimeTimeout time.Duration
 	RuntimeIdleTTL time.Duration
+	// RuntimeKubeconfigAllow are the kubeconfig features beyond inline
+	// credentials that runtime kubeconfigs may use (internal/kubeconfig).
+	RuntimeKubeconfigAllow []string
 
 	KymaConcurrency     int
 	CatalogConcurrency  int
@@ -43,6 +51,15 @@ type Options struct {
 	RegistryTimeout    time.Duration
 	RenderCacheEntries int
 	RegistryPullSecret string
+	// Bounds of one module render (internal/render.Limits) and the
+	// content refused before apply (internal/contentpolicy).
+	RenderTimeout      time.Duration
+	RenderMaxMB        int64
+	RenderMaxObjects   int
+	RenderConcurrency  int
+	RenderIsolation    bool
+	ModuleDeniedKinds  []string
+	TemplateNamespaces []string
 
 	RequeueSuccess time.Duration
 	RequeueBusy    time.Duration
@@ -52,6 +69,12 @@ type Options struct {
 
 	TemplateChangeSpread time.Duration
 	PurgeGracePeriod     time.Duration
+	// ProtectedNamespaces are never deleted by a module's prune, removal or
+	// purge (internal/removal), nor is a runtime's sync namespace.
+	ProtectedNamespaces []string
+	// AdoptFrom are managed-by values and field managers whose runtime
+	// objects a module takes over as its own.
+	AdoptFrom []string
 
 	WatcherController bool
 	GatewayName       string
@@ -72,6 +95,7 @@ type Options struct {
 	AgentImage             string
 	AgentContract          string
 	AgentWebhookURL        string
+	AgentWebhookURLHosts   []string
 	AgentRerenderSpread    time.Duration
 	ModuleDriftWatch       bool
 	RequeueNoPush          time.Duration
@@ -113,6 +137,12 @@ func Default() Options {
 		MaxLayerMB:         64,
 		RegistryTimeout:    time.Minute,
 		RenderCacheEntries: 512,
+		RenderTimeout:      render.DefaultTimeout,
+		RenderMaxMB:        render.DefaultMaxBytes >> 20,
+		RenderMaxObjects:   render.DefaultMaxObjects,
+		RenderConcurrency:  render.DefaultConcurrency,
+		RenderIsolation:    true,
+		ModuleDeniedKinds:  contentpolicy.Defaults(),
 
 		RequeueSuccess: 2 * time.Hour,
 		RequeueBusy:    5 * time.Second,
@@ -122,6 +152,7 @@ func Default() Options {
 
 		TemplateChangeSpread: 2 * time.Minute,
 		PurgeGracePeriod:     5 * time.Minute,
+		ProtectedNamespaces:  []string{"default", "kube-system", "kube-public", "kube-node-lease", "kyma-system"},
 
 		WatcherController: true,
 		GatewayName:       "lifecycle-manager-events",
@@ -180,6 +211,7 @@ func (o *Options) bindManager(fs *pflag.FlagSet) {
 	fs.IntVar(&o.RuntimeBurst, "runtime-burst", o.RuntimeBurst, "Burst of requests to each runtime API server.")
 	fs.DurationVar(&o.RuntimeTimeout, "runtime-timeout", o.RuntimeTimeout, "Timeout of each request to a runtime API server.")
 	fs.DurationVar(&o.RuntimeIdleTTL, "runtime-client-idle-ttl", o.RuntimeIdleTTL, "Runtime clients unused for this long are dropped; keep it above --requeue-success, or every resync reconnects and rediscovers the runtime's API.")
+	fs.StringSliceVar(&o.RuntimeKubeconfigAllow, "runtime-kubeconfig-allow", o.RuntimeKubeconfigAllow, "Kubeconfig features runtime Secrets may use beyond inline credentials (token, client certificate and key, CA data): exec, files, proxy-url, insecure-skip-tls-verify, basic-auth, impersonation. Each lets whoever writes a runtime Secret make the operator do more; see the README.")
 
 	fs.IntVar(&o.KymaConcurrency, "kyma-concurrency", o.KymaConcurrency, "Kymas reconciled in parallel.")
 	fs.IntVar(&o.CatalogConcurrency, "catalog-concurrency", o.CatalogConcurrency, "Module catalogs synced into runtimes in parallel.")
@@ -193,10 +225,22 @@ func (o *Options) bindModules(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LayerCacheDir, "layer-cache-dir", o.LayerCacheDir, "Disk cache of module layers, by digest; empty disables it.")
 	fs.Int64Var(&o.LayerCacheMB, "layer-cache-mb", o.LayerCacheMB, "Size bound of the layer cache in MiB.")
 	fs.Int64Var(&o.MaxLayerMB, "max-layer-mb", o.MaxLayerMB, "Largest module layer accepted, in MiB.")
-	fs.StringSliceVar(&o.InsecureRegistries, "insecure-registries", o.InsecureRegistries, "Registries (host[:port]) reached over plain HTTP; loopback ones always are.")
+	fs.StringSliceVar(&o.InsecureRegistries, "insecure-registries", o.InsecureRegistries, "Registries (host[:port]; a host without a port means every port) reached over plain HTTP. No other registry is, loopback and private addresses included: a module descriptor names the registry.")
 	fs.DurationVar(&o.RegistryTimeout, "registry-timeout", o.RegistryTimeout, "Timeout of one layer download.")
 	fs.IntVar(&o.RenderCacheEntries, "render-cache-entries", o.RenderCacheEntries, "Rendered modules kept in memory, by layer digest and values.")
+	o.bindRenderLimits(fs)
+	fs.StringSliceVar(&o.TemplateNamespaces, "template-namespaces", o.TemplateNamespaces, "Namespaces besides the Kyma's own that a namespace/name module reference may name a ModuleTemplate in; empty: only the Kyma's own.")
 	fs.StringVar(&o.RegistryPullSecret, "registry-pull-secret", o.RegistryPullSecret, "Pull Secret (namespace/name, type dockerconfigjson) for every module registry; templates can also name theirs with the oci-registry-cred label.")
+}
+
+// bindRenderLimits binds the bounds of a module render and the content policy.
+func (o *Options) bindRenderLimits(fs *pflag.FlagSet) {
+	fs.DurationVar(&o.RenderTimeout, "render-timeout", o.RenderTimeout, "Longest render of one module (layer downloads aside); a module over it is Error and not rendered again for 10 minutes.")
+	fs.Int64Var(&o.RenderMaxMB, "render-max-mb", o.RenderMaxMB, "Largest YAML one module may render, in MiB: raw manifests uncompressed, or a chart's rendered templates and CRDs. An isolated Helm render may use 8 times this much heap.")
+	fs.IntVar(&o.RenderMaxObjects, "render-max-objects", o.RenderMaxObjects, "Most objects one module may render.")
+	fs.IntVar(&o.RenderConcurrency, "render-concurrency", o.RenderConcurrency, "Renders running at once (a render abandoned at its deadline keeps its place until it ends); each may hold about 13 times --render-max-mb while it parses.")
+	fs.BoolVar(&o.RenderIsolation, "render-isolation", o.RenderIsolation, "Render Helm charts in a child process (the operator's binary again) that is killed at --render-timeout or beyond 8 × --render-max-mb of heap; without it, a looping chart is abandoned at the deadline but runs on inside the operator.")
+	fs.StringSliceVar(&o.ModuleDeniedKinds, "module-denied-kinds", o.ModuleDeniedKinds, "Rendered objects a module may not apply, as [GROUP/]KIND[:CONDITION] with CONDITION always (default), cluster-admin (a binding to the ClusterRole cluster-admin) or foreign (a webhook configuration not named for the module, or calling a URL); \"\" denies nothing. See the README.")
 }
 
 // bindRequeue binds the flags of requeue intervals, purge and the Watcher controller.
@@ -209,6 +253,8 @@ func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.TemplateChangeSpread, "template-change-spread", o.TemplateChangeSpread, "A changed ModuleTemplate or ModuleReleaseMeta re-enqueues its Kymas at random times within this window.")
 
 	fs.DurationVar(&o.PurgeGracePeriod, "purge-grace-period", o.PurgeGracePeriod, "A Kyma still being deleted after this long is purged.")
+	fs.StringSliceVar(&o.ProtectedNamespaces, "protected-namespaces", o.ProtectedNamespaces, "Namespaces no module deletes, even one it created (prune, removal and purge); a runtime's sync namespace is always protected.")
+	fs.StringSliceVar(&o.AdoptFrom, "adopt-from", o.AdoptFrom, "Values of the managed-by label and field managers whose runtime objects a module takes over as its own, e.g. those of the lifecycle manager a fleet migrates from; objects of any other owner are left to it (the Manifest is Warning).")
 
 	fs.BoolVar(&o.WatcherController, "watcher-controller", o.WatcherController, "Run the Watcher controller (needs the Istio Gateway and VirtualService CRDs in the KCP).")
 	fs.StringVar(&o.GatewayName, "istio-gateway-name", o.GatewayName, "Istio Gateway of the event endpoint that the operator keeps; empty leaves the Gateway to someone else.")
@@ -232,6 +278,7 @@ func (o *Options) bindPush(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AgentImage, "agent-image", o.AgentImage, "Image of the skr-agent.")
 	fs.StringVar(&o.AgentContract, "agent-contract", o.AgentContract, "First path segment of the agents' event URLs.")
 	fs.StringVar(&o.AgentWebhookURL, "agent-webhook-url", o.AgentWebhookURL, "Make runtimes call the agent at this URL (https://host:port) instead of its Service: local runs where no pods run.")
+	fs.StringSliceVar(&o.AgentWebhookURLHosts, "agent-webhook-url-allowed-hosts", o.AgentWebhookURLHosts, "Hosts (host[:port]; a host without a port means every port) a Kyma's agent-webhook-url annotation may point the runtime's webhooks at; empty: the annotation is ignored (reported on the SKRWebhook condition and by a Warning Event).")
 	fs.DurationVar(&o.AgentRerenderSpread, "agent-rerender-spread", o.AgentRerenderSpread, "A Watcher change re-renders the agent of every runtime at random times within this window.")
 	fs.BoolVar(&o.ModuleDriftWatch, "module-drift-watch", o.ModuleDriftWatch, "Let the agents report edits and deletions of module resources, so that drift is repaired by push.")
 	fs.Float64Var(&o.PushRuntimeRate, "push-runtime-rate", o.PushRuntimeRate, "Pushed requests per second per runtime that go before other work in the controllers' queues (a token bucket); beyond it, and --push-runtime-burst, a runtime's requests wait behind everyone else's, as background work does. 0 disables.")
@@ -255,6 +302,7 @@ func (o *Options) Validate() error {
 		"--rate-limiter-base-delay": o.RateLimiterBaseDelay, "--rate-limiter-max-delay": o.RateLimiterMaxDelay,
 		"--shutdown-timeout": o.ShutdownTimeout, "--purge-grace-period": o.PurgeGracePeriod,
 		"--registry-timeout": o.RegistryTimeout, "--requeue-no-push": o.RequeueNoPush,
+		"--render-timeout": o.RenderTimeout,
 	}
 	for name, d := range positive {
 		if d <= 0 {
@@ -265,6 +313,7 @@ func (o *Options) Validate() error {
 		"--kyma-concurrency": o.KymaConcurrency, "--catalog-concurrency": o.CatalogConcurrency,
 		"--manifest-concurrency": o.ManifestConcurrency, "--apply-parallelism": o.ApplyParallelism,
 		"--layer-cache-mb": int(o.LayerCacheMB), "--max-layer-mb": int(o.MaxLayerMB), "--render-cache-entries": o.RenderCacheEntries,
+		"--render-max-mb": int(o.RenderMaxMB), "--render-max-objects": o.RenderMaxObjects, "--render-concurrency": o.RenderConcurrency,
 		"--kcp-burst": o.KCPBurst, "--runtime-burst": o.RuntimeBurst, "--rate-limiter-burst": o.RateLimiterBurst,
 	}
 	for name, n := range counts {
@@ -304,8 +353,21 @@ func (o *Options) Validate() error {
 	if o.PushRecheckDelay < 0 {
 		errs = append(errs, fmt.Errorf("--push-recheck-delay must not be negative, got %s", o.PushRecheckDelay))
 	}
+	if _, err := kubeconfig.ParseAllow(o.RuntimeKubeconfigAllow); err != nil {
+		errs = append(errs, fmt.Errorf("--runtime-kubeconfig-allow: %w", err))
+	}
+	if _, err := contentpolicy.Parse(o.ModuleDeniedKinds); err != nil {
+		errs = append(errs, fmt.Errorf("--module-denied-kinds: %w", err))
+	}
 	if len(o.Namespaces) == 0 {
 		errs = append(errs, errors.New("--namespaces must name at least one KCP namespace"))
+	}
+	for flag, hosts := range map[string][]string{"--agent-webhook-url-allowed-hosts": o.AgentWebhookURLHosts, "--insecure-registries": o.InsecureRegistries} {
+		for _, h := range hosts {
+			if h == "" || strings.ContainsAny(h, "/@?#* ") {
+				errs = append(errs, fmt.Errorf("%s: %q is not host[:port]", flag, h))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -67,7 +67,9 @@ func operatorRender(t *testing.T, tmpl *v1beta2.ModuleTemplate) []*unstructured.
 		}
 	}
 	require.NotEmpty(t, install.Type, "the descriptor has no install layer")
-	fetcher, err := oci.NewFetcher(oci.Options{})
+	// The test registries serve plain HTTP on loopback: listed as insecure,
+	// as the operator's --insecure-registries would list them.
+	fetcher, err := oci.NewFetcher(oci.Options{InsecureRegistries: []string{strings.SplitN(install.Repo, "/", 2)[0]}})
 	require.NoError(t, err)
 	fetch := func(spec v1beta2.ImageSpec) *render.Layer {
 		ref, err := oci.RefFromImageSpec(spec)

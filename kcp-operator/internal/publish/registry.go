@@ -3,6 +3,8 @@ package publish
 import (
 	"fmt"
 	"io"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -45,10 +47,26 @@ func (a Access) ociOptions(host string, insecure bool) oci.Options {
 	if opts.UserAgent == "" {
 		opts.UserAgent = "modulectl"
 	}
-	if insecure || a.Insecure {
+	if insecure || a.Insecure || isLoopback(host) {
 		opts.InsecureRegistries = []string{host}
 	}
 	return opts
+}
+
+// isLoopback reports whether host[:port] is this machine. modulectl
+// reaches such a registry over plain HTTP without --insecure, as a
+// developer's local registry usually is: the person running modulectl
+// named it. The operator has no such exception (oci.Options).
+func isLoopback(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (a Access) printf(format string, args ...any) {

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +24,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
 )
 
 // Options tune the runtime clients.
@@ -43,6 +43,9 @@ type Options struct {
 	// WrapTransport wraps the HTTP transport of every runtime connection,
 	// e.g. to count requests.
 	WrapTransport transport.WrapperFunc
+	// Kubeconfig is what runtime kubeconfigs may use beyond inline
+	// credentials; the zero value allows nothing more.
+	Kubeconfig kubeconfig.Allow
 }
 
 // ErrNoKubeconfig means the KCP has no usable access Secret for a Kyma.
@@ -108,14 +111,20 @@ func (c *Cache) For(ctx context.Context, kyma *v1beta2.Kyma) (*Runtime, error) {
 		}
 		return &Runtime{Client: cl, Namespace: ns, Facts: e.facts, key: localKey}, nil
 	}
-	kubeconfig, err := c.kubeconfig(ctx, kyma)
+	raw, secret, err := c.kubeconfig(ctx, kyma)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(kubeconfig)
+	sum := sha256.Sum256(raw)
 	key := hex.EncodeToString(sum[:])
+	// The check runs where a connection is built: a cached one was built
+	// from the same content, so it was checked already.
 	cl, e, err := c.client(key, id, func() (*rest.Config, error) {
-		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+		cfg, err := c.opts.Kubeconfig.RESTConfig(raw)
+		var refused *kubeconfig.RefusedError
+		if errors.As(err, &refused) {
+			return nil, &KubeconfigRefusedError{Kyma: id.String(), Secret: secret, Err: refused}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("runtime kubeconfig of Kyma %s/%s is invalid: %w", kyma.Namespace, kyma.Name, err)
 		}
@@ -236,11 +245,13 @@ func (c *Cache) newEntry(cfg *rest.Config) (*entry, error) {
 		clients: map[types.NamespacedName]client.Client{}}, nil
 }
 
-func (c *Cache) kubeconfig(ctx context.Context, kyma *v1beta2.Kyma) ([]byte, error) {
+// kubeconfig returns the kubeconfig of kyma's runtime and namespace/name
+// of the Secret that holds it.
+func (c *Cache) kubeconfig(ctx context.Context, kyma *v1beta2.Kyma) ([]byte, string, error) {
 	var secrets corev1.SecretList
 	err := c.kcp.List(ctx, &secrets, append(kcpindex.OfKyma(kyma), client.UnsafeDisableDeepCopy)...)
 	if err != nil {
-		return nil, fmt.Errorf("listing the access Secrets of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
+		return nil, "", fmt.Errorf("listing the access Secrets of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}
 	var found []corev1.Secret
 	for _, s := range secrets.Items {
@@ -250,12 +261,12 @@ func (c *Cache) kubeconfig(ctx context.Context, kyma *v1beta2.Kyma) ([]byte, err
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("%w: no Secret in namespace %s labelled %s=%s has the key %q",
+		return nil, "", fmt.Errorf("%w: no Secret in namespace %s labelled %s=%s has the key %q",
 			ErrNoKubeconfig, kyma.Namespace, shared.KymaNameLabel, kyma.Name, shared.KubeconfigSecretKey)
 	case 1:
-		return found[0].Data[shared.KubeconfigSecretKey], nil
+		return found[0].Data[shared.KubeconfigSecretKey], found[0].Namespace + "/" + found[0].Name, nil
 	default:
-		return nil, fmt.Errorf("%w: %d Secrets in namespace %s labelled %s=%s have the key %q, want one",
+		return nil, "", fmt.Errorf("%w: %d Secrets in namespace %s labelled %s=%s have the key %q, want one",
 			ErrNoKubeconfig, len(found), kyma.Namespace, shared.KymaNameLabel, kyma.Name, shared.KubeconfigSecretKey)
 	}
 }

@@ -9,4 +9,10 @@
 // rate limiter, and every request has a timeout, so one slow or busy runtime
 // cannot use up the budget of the others. Connection, TLS and authorization
 // errors evict a connection, and idle connections expire.
+//
+// Every kubeconfig passes internal/kubeconfig before a connection is built
+// from it: only inline credentials unless Options.Kubeconfig allows more.
+// A refused one is a *KubeconfigRefusedError for every controller that asks
+// (For is the only way to a runtime client), and it stays refused until its
+// Secret changes.
 package remote

@@ -5,11 +5,49 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
 )
+
+// ReasonKubeconfigRefused is the condition reason of a runtime whose
+// kubeconfig the operator refuses to use.
+const ReasonKubeconfigRefused = "KubeconfigRefused"
+
+// KubeconfigRefusedError means a Kyma's kubeconfig Secret asks for what the
+// operator does not do for a runtime (see internal/kubeconfig). It is
+// permanent: the same Secret is refused again, so callers wait for the
+// Secret to change instead of retrying.
+type KubeconfigRefusedError struct {
+	// Kyma and Secret are namespace/name of the Kyma and its access Secret.
+	Kyma, Secret string
+	Err          *kubeconfig.RefusedError
+}
+
+func (e *KubeconfigRefusedError) Error() string {
+	return fmt.Sprintf("the runtime kubeconfig of Kyma %s in Secret %s is refused: %s", e.Kyma, e.Secret, e.Err.Reasons())
+}
+
+func (e *KubeconfigRefusedError) Unwrap() error { return e.Err }
+
+// Refused reports whether err is (or wraps) a refused kubeconfig.
+func Refused(err error) bool {
+	var refused *KubeconfigRefusedError
+	return errors.As(err, &refused)
+}
+
+// ConditionReason is the condition reason for a failure to get or use a
+// runtime client: KubeconfigRefused for a refused kubeconfig, else fallback.
+func ConditionReason(err error, fallback string) string {
+	if Refused(err) {
+		return ReasonKubeconfigRefused
+	}
+	return fallback
+}
 
 // Reason classifies why a runtime client failed, for eviction and metrics.
 type Reason string

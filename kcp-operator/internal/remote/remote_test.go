@@ -149,7 +149,8 @@ func TestMissingOrAmbiguousKubeconfig(t *testing.T) {
 
 	putSecret(t, "kc-garbage", "garbage", []byte("{not a kubeconfig"))
 	_, err = cache.For(t.Context(), kymaNamed("garbage"))
-	assert.ErrorContains(t, err, "runtime kubeconfig of Kyma default/garbage is invalid")
+	assert.ErrorContains(t, err, "runtime kubeconfig of Kyma default/garbage in Secret default/kc-garbage is refused: kubeconfig: cannot be read")
+	assert.True(t, remote.Refused(err), "an unreadable kubeconfig stays so until its Secret changes")
 }
 
 func TestBrokenClientsAreForgotten(t *testing.T) {

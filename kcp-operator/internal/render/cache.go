@@ -2,6 +2,7 @@ package render
 
 import (
 	"container/list"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -107,17 +108,31 @@ const (
 
 // Metrics of rendering. A nil *Metrics records nothing.
 type Metrics struct {
-	renders *prometheus.CounterVec
+	renders  *prometheus.CounterVec
+	inFlight prometheus.Gauge
+	exceeded *prometheus.CounterVec
 }
 
 // NewMetrics registers the render metrics on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{renders: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "lifecycle_manager_renders_total",
-		Help: "Module renders asked for, by result: hit (from the render cache), miss (rendered), error.",
-	}, []string{"result"})}
-	if err := reg.Register(m.renders); err != nil {
-		return nil, fmt.Errorf("registering render metrics: %w", err)
+	m := &Metrics{
+		renders: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lifecycle_manager_renders_total",
+			Help: "Module renders asked for, by result: hit (from the render cache), miss (rendered), error.",
+		}, []string{"result"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "lifecycle_manager_renders_running",
+			Help: "Renders holding a render slot, including renders abandoned at their deadline that have not ended yet.",
+		}),
+		exceeded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lifecycle_manager_render_limits_exceeded_total",
+			Help: "Renders that went over a bound, by bound: time, bytes, objects, memory.",
+		}, []string{"bound"}),
+	}
+	for _, c := range []prometheus.Collector{m.renders, m.inFlight, m.exceeded} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering render metrics: %w", err)
+		}
 	}
 	return m, nil
 }
@@ -125,5 +140,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) rendered(result string) {
 	if m != nil {
 		m.renders.WithLabelValues(result).Inc()
+	}
+}
+
+func (m *Metrics) running(delta float64) {
+	if m != nil {
+		m.inFlight.Add(delta)
+	}
+}
+
+func (m *Metrics) overLimit(err error) {
+	var limit *LimitError
+	if m != nil && errors.As(err, &limit) {
+		m.exceeded.WithLabelValues(string(limit.Bound)).Inc()
 	}
 }

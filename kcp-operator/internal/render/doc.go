@@ -66,6 +66,25 @@
 // the CRDs among them define (and IsCRD which objects are CRDs), for
 // default CRs and deletion. The same object twice is an error.
 //
+// # Limits
+//
+// A module is untrusted input, and one render must not take the operator's
+// time or memory from every other module. Options.Limits bound each render
+// (layer downloads aside): its time (Timeout), its YAML (MaxBytes: raw
+// manifests uncompressed, a chart's rendered templates and CRDs) and its
+// objects (MaxObjects, counted while parsing). Options.Concurrency renders
+// run at once. Helm's template engine has no context and builds its output
+// in buffers of its own, so a chart that loops cannot be stopped in
+// process: it is abandoned at the deadline and keeps its slot until it
+// really ends. With Options.Isolate, charts render in a child process (this
+// binary again, recognised in this package's init before main runs, so test
+// binaries work too) that is killed at the deadline and ends itself when
+// its heap passes MaxHeap(MaxBytes); the parent reads at most MaxBytes of
+// its answer. Request.Trusted charts (the operator's own) render in process.
+// A render over a bound fails with a *LimitError naming the bound, and is
+// remembered for FailureTTL: the same inputs render the same, so asking
+// again returns the error at once.
+//
 // # Errors
 //
 // Problems with the content are *DocumentError values naming the file (in a
@@ -80,7 +99,8 @@
 // name, Kubernetes version and localized images (values, config and release
 // only for Helm), plus a version of this package's output. It is bounded by
 // entries and by approximate bytes (the objects as JSON), least recently
-// used out first; failed renders are not cached; concurrent renders of one
+// used out first; failed renders are not cached (renders over a bound are
+// remembered apart, see Limits); concurrent renders of one
 // key render once, with the first caller's context (if it ends, the others
 // get its error and succeed on their next attempt). A hit returns deep copies, which callers may change. The
 // ScopeFunc is not part of the key: a kind's scope is the same in every

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -12,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // DefaultKubeVersion is the Kubernetes version charts see in
@@ -24,29 +26,64 @@ const hookAnnotation = "helm.sh/hook"
 // or upgraded; hooks for them are kept as ordinary resources.
 var installHooks = map[string]bool{"pre-install": true, "post-install": true, "pre-upgrade": true, "post-upgrade": true}
 
-// renderChart renders a chart .tgz the way `helm template` does without a
-// cluster: CRDs of crds/ (of the chart and its enabled subcharts) first,
-// then the templates in file-name order. There is no release: hooks do not
-// run. A hook object for install or upgrade is kept as an ordinary resource
-// (it is applied once and stays, with its annotations); hooks only for
-// test, delete or rollback are dropped. lookup finds nothing.
-func renderChart(data, config []byte, req *Request) ([]parsedObject, error) {
-	chrt, err := loader.LoadArchive(bytes.NewReader(data))
+// helmJob is a chart render, run in process or in a render child.
+type helmJob struct {
+	Chart, Config []byte
+	// Values are Request.Values as JSON, so that both ways see the same types.
+	Values                          []byte
+	Release, Namespace, KubeVersion string
+	Limits                          Limits
+}
+
+func newHelmJob(req *Request, install, config []byte, limits Limits) (*helmJob, error) {
+	values, err := json.Marshal(req.Values)
+	if err != nil {
+		return nil, fmt.Errorf("values are not JSON: %w", err)
+	}
+	return &helmJob{Chart: install, Config: config, Values: values, Release: req.ReleaseName,
+		Namespace: req.Namespace, KubeVersion: req.KubeVersion, Limits: limits}, nil
+}
+
+// helmFile is a file of a chart or a rendered template.
+type helmFile struct {
+	Name string
+	Data string
+}
+
+// helmOutput is what Helm made of a chart: its CRDs and rendered templates.
+type helmOutput struct {
+	// Chart is name-version, for errors.
+	Chart string
+	// CRDs of crds/ of the chart and its enabled subcharts, in Helm's order.
+	CRDs []helmFile
+	// Templates are the rendered templates with content, NOTES.txt aside,
+	// in name order.
+	Templates []helmFile
+}
+
+// runHelm renders a chart .tgz the way `helm template` does without a
+// cluster; lookup finds nothing. Errors are *DocumentError or *LimitError.
+func runHelm(job *helmJob) (*helmOutput, error) {
+	chrt, err := loader.LoadArchive(bytes.NewReader(job.Chart))
 	if err != nil {
 		return nil, &DocumentError{Err: fmt.Errorf("loading the Helm chart: %w", err)}
 	}
 	name := chrt.Name() + "-" + chrt.Metadata.Version
-	fail := func(err error) ([]parsedObject, error) {
+	fail := func(err error) (*helmOutput, error) {
 		return nil, &DocumentError{Source: "chart " + name, Err: err}
 	}
 	if chrt.Metadata.Type == "library" {
 		return fail(errors.New("a library chart cannot be installed"))
 	}
-	values, err := chartValues(config, req.Values)
+	var over map[string]any
+	if err := utiljson.Unmarshal(job.Values, &over); err != nil {
+		return fail(fmt.Errorf("values: %w", err))
+	}
+	values, err := chartValues(job.Config, over)
 	if err != nil {
 		return fail(err)
 	}
-	caps, err := capabilities(req.KubeVersion)
+	caps, err := capabilities(job.KubeVersion)
 	if err != nil {
 		return fail(err)
 	}
@@ -56,7 +93,7 @@ func renderChart(data, config []byte, req *Request) ([]parsedObject, error) {
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, values); err != nil {
 		return fail(fmt.Errorf("processing dependencies: %w", err))
 	}
-	release := chartutil.ReleaseOptions{Name: req.ReleaseName, Namespace: req.Namespace, Revision: 1, IsInstall: true}
+	release := chartutil.ReleaseOptions{Name: job.Release, Namespace: job.Namespace, Revision: 1, IsInstall: true}
 	top, err := chartutil.ToRenderValues(chrt, values, release, caps)
 	if err != nil {
 		return fail(fmt.Errorf("values: %w", err))
@@ -65,41 +102,50 @@ func renderChart(data, config []byte, req *Request) ([]parsedObject, error) {
 	if err != nil {
 		return fail(fmt.Errorf("rendering: %w", err))
 	}
-	out, err := chartCRDs(chrt)
-	if err != nil {
-		return nil, err
-	}
-	templates, err := renderedObjects(files)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, templates...), nil
+	return helmOutputOf(name, chrt, files, job.Limits.withDefaults())
 }
 
-func chartCRDs(chrt *chart.Chart) ([]parsedObject, error) {
-	var out []parsedObject
+// helmOutputOf collects what is worth parsing, within the byte bound.
+func helmOutputOf(chartName string, chrt *chart.Chart, files map[string]string, limits Limits) (*helmOutput, error) {
+	out := &helmOutput{Chart: chartName}
+	var size int64
 	for _, crd := range chrt.CRDObjects() {
-		objs, err := parseStream(crd.File.Data, crd.Filename)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, objs...)
+		out.CRDs = append(out.CRDs, helmFile{Name: crd.Filename, Data: string(crd.File.Data)})
+		size += int64(len(crd.File.Data))
 	}
-	return out, nil
-}
-
-func renderedObjects(files map[string]string) ([]parsedObject, error) {
 	names := make([]string, 0, len(files))
 	for name, content := range files {
 		if path.Base(name) == "NOTES.txt" || strings.TrimSpace(content) == "" {
 			continue
 		}
 		names = append(names, name)
+		size += int64(len(content))
+	}
+	if size > limits.MaxBytes {
+		return nil, bytesLimit(limits, fmt.Sprintf("chart %s renders %d bytes", chartName, size))
 	}
 	sort.Strings(names)
-	var out []parsedObject
 	for _, name := range names {
-		objs, err := parseStream([]byte(files[name]), name)
+		out.Templates = append(out.Templates, helmFile{Name: name, Data: files[name]})
+	}
+	return out, nil
+}
+
+// objects parses the output: CRDs first, then the templates. No hook runs,
+// because there is no release: a hook object for install or upgrade is
+// kept as an ordinary resource (it is applied once and stays, with its
+// annotations); hooks only for test, delete or rollback are dropped.
+func (o *helmOutput) objects(b *budget) ([]parsedObject, error) {
+	var out []parsedObject
+	for _, crd := range o.CRDs {
+		objs, err := parseStream([]byte(crd.Data), crd.Name, b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	for _, f := range o.Templates {
+		objs, err := parseStream([]byte(f.Data), f.Name, b)
 		if err != nil {
 			return nil, err
 		}

@@ -50,7 +50,7 @@ const (
 // documents are skipped; a "kind: List" is expanded into its items. Every
 // object needs apiVersion, kind and metadata.name. Errors are *DocumentError.
 func ParseManifests(data []byte) ([]*unstructured.Unstructured, error) {
-	parsed, err := parseManifests(data)
+	parsed, err := parseManifests(data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -70,27 +70,44 @@ func objectsOf(parsed []parsedObject) []*unstructured.Unstructured {
 	return out
 }
 
-func parseManifests(data []byte) ([]parsedObject, error) {
+func parseManifests(data []byte, b *budget) ([]parsedObject, error) {
+	limit, over := manifestLimit(b)
 	if isGzip(data) {
-		plain, err := gunzip(data, MaxManifestBytes)
+		plain, err := gunzip(data, limit)
+		if errors.Is(err, errExpandsTooMuch) {
+			return nil, over("the gzip-compressed manifests expand further")
+		}
 		if err != nil {
 			return nil, &DocumentError{Err: err}
 		}
 		data = plain
 	}
-	if len(data) > MaxManifestBytes {
-		return nil, &DocumentError{Err: fmt.Errorf("manifests have %d bytes, more than the limit of %d", len(data), MaxManifestBytes)}
+	if int64(len(data)) > limit {
+		return nil, over(fmt.Sprintf("the manifests have %d bytes", len(data)))
 	}
 	if isTar(data) {
-		return parseTar(data)
+		return parseTar(data, b)
 	}
-	return parseStream(data, "")
+	return parseStream(data, "", b)
+}
+
+// manifestLimit is the size bound of raw manifests: MaxManifestBytes, or
+// the render's lower MaxBytes, which is a LimitError.
+func manifestLimit(b *budget) (int64, func(string) error) {
+	if b != nil && b.limits.MaxBytes < MaxManifestBytes {
+		return b.limits.MaxBytes, func(what string) error { return bytesLimit(b.limits, what) }
+	}
+	return MaxManifestBytes, func(what string) error {
+		return &DocumentError{Err: fmt.Errorf("%s: more than the limit of %d bytes", what, MaxManifestBytes)}
+	}
 }
 
 func isGzip(data []byte) bool { return len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b }
 
 // isTar looks for the ustar magic of POSIX and GNU tar headers.
 func isTar(data []byte) bool { return len(data) >= 512 && string(data[257:262]) == "ustar" }
+
+var errExpandsTooMuch = errors.New("gzip data expand beyond the limit")
 
 func gunzip(data []byte, limit int64) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
@@ -103,7 +120,7 @@ func gunzip(data []byte, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("reading gzip: %w", err)
 	}
 	if int64(len(plain)) > limit {
-		return nil, fmt.Errorf("manifests expand to more than the limit of %d bytes", limit)
+		return nil, errExpandsTooMuch
 	}
 	return plain, nil
 }
@@ -113,14 +130,14 @@ type tarFile struct {
 	data []byte
 }
 
-func parseTar(data []byte) ([]parsedObject, error) {
+func parseTar(data []byte, b *budget) ([]parsedObject, error) {
 	files, err := readTar(data)
 	if err != nil {
 		return nil, &DocumentError{Err: err}
 	}
 	var out []parsedObject
 	for _, f := range files {
-		objs, err := parseStream(f.data, f.name)
+		objs, err := parseStream(f.data, f.name, b)
 		if err != nil {
 			return nil, err
 		}
@@ -173,8 +190,9 @@ func isManifestFile(name string) bool {
 	return false
 }
 
-// parseStream splits a YAML stream into objects.
-func parseStream(data []byte, source string) ([]parsedObject, error) {
+// parseStream splits a YAML stream into objects, counting them against b
+// (nil: no bound).
+func parseStream(data []byte, source string, b *budget) ([]parsedObject, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out []parsedObject
 	for doc := 1; ; doc++ {
@@ -191,6 +209,9 @@ func parseStream(data []byte, source string) ([]parsedObject, error) {
 			return nil, &DocumentError{Source: source, Document: doc, Object: objectHint(raw), Err: err}
 		}
 		for _, obj := range objs {
+			if err := b.object(); err != nil {
+				return nil, err
+			}
 			out = append(out, parsedObject{obj: obj, origin: o})
 		}
 	}

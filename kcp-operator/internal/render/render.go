@@ -61,6 +61,10 @@ type Request struct {
 	KubeVersion string
 	// LocalizedImages replace the images of workloads; see the package doc.
 	LocalizedImages []string
+	// Trusted charts (the operator's own, such as the skr-agent's) render
+	// in process even with Options.Isolate, sparing a process per render;
+	// the Limits still apply. Not part of the cache key.
+	Trusted bool
 }
 
 // Options configure a Renderer.
@@ -72,14 +76,29 @@ type Options struct {
 	CacheBytes int64
 	// Metrics, when set, counts cache hits and misses.
 	Metrics *Metrics
+	// Limits bound every render; see Limits.
+	Limits Limits
+	// Concurrency bounds the renders running at once (default
+	// DefaultConcurrency); a render abandoned at its deadline holds its
+	// place until it really ends.
+	Concurrency int
+	// Isolate renders Helm charts in a child process (this binary again)
+	// that is killed at the deadline and limited in memory; without it, a
+	// chart that loops is abandoned at the deadline but runs on in the
+	// process until it ends.
+	Isolate bool
 }
 
 // Renderer renders module layers into objects and caches the results.
 // It is safe for concurrent use.
 type Renderer struct {
-	cache   *cache
-	flight  singleflight.Group
-	metrics *Metrics
+	cache    *cache
+	flight   singleflight.Group
+	metrics  *Metrics
+	limits   Limits
+	isolate  bool
+	slots    chan struct{}
+	failures *failures
 }
 
 // New returns a Renderer.
@@ -90,7 +109,13 @@ func New(opts Options) *Renderer {
 	if opts.CacheBytes <= 0 {
 		opts.CacheBytes = 256 << 20
 	}
-	r := &Renderer{metrics: opts.Metrics}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	r := &Renderer{
+		metrics: opts.Metrics, limits: opts.Limits.withDefaults(), isolate: opts.Isolate,
+		slots: make(chan struct{}, opts.Concurrency), failures: newFailures(),
+	}
 	if opts.CacheEntries > 0 {
 		r.cache = newCache(opts.CacheEntries, opts.CacheBytes)
 	}
@@ -118,13 +143,19 @@ func (r *Renderer) Render(ctx context.Context, req Request, scope ScopeFunc) ([]
 		r.metrics.rendered(resultHit)
 		return objs, nil
 	}
+	if err := r.failures.get(key); err != nil {
+		r.metrics.rendered(resultError)
+		return nil, err
+	}
 	// Concurrent renders of one key (many runtimes, one module) share one.
 	v, err, _ := r.flight.Do(key, func() (any, error) {
 		if objs, ok := r.cache.get(key); ok {
 			return objs, nil
 		}
-		objs, err := render(ctx, &req, scope)
+		objs, err := r.render(ctx, &req, scope)
 		if err != nil {
+			r.failures.put(key, err)
+			r.metrics.overLimit(err)
 			return nil, err
 		}
 		r.cache.put(key, objs)
@@ -211,29 +242,84 @@ func (l *Layer) content(ctx context.Context, name string) ([]byte, error) {
 	return data, nil
 }
 
-// render does the work of a cache miss.
-func render(ctx context.Context, req *Request, scope ScopeFunc) ([]*unstructured.Unstructured, error) {
+// render does the work of a cache miss: it loads the layers, then renders
+// within the limits in one of the slots.
+func (r *Renderer) render(ctx context.Context, req *Request, scope ScopeFunc) ([]*unstructured.Unstructured, error) {
 	install, err := req.Install.content(ctx, "install")
 	if err != nil {
 		return nil, err
 	}
+	var config []byte
+	if req.Type == HelmChart && req.Config != nil {
+		if config, err = req.Config.content(ctx, "config"); err != nil {
+			return nil, err
+		}
+	}
+	s, err := r.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.done()
+	ctx, cancel := context.WithTimeoutCause(ctx, r.limits.Timeout, timeLimit(r.limits))
+	defer cancel()
+	b := &budget{limits: r.limits, ctx: ctx}
 	var parsed []parsedObject
 	switch req.Type {
 	case RawManifest:
-		parsed, err = parseManifests(install)
+		parsed, err = parseManifests(install, b)
 	case HelmChart:
-		var config []byte
-		if req.Config != nil {
-			if config, err = req.Config.content(ctx, "config"); err != nil {
-				return nil, err
-			}
+		parsed, err = r.renderChart(ctx, req, install, config, s, b)
+	}
+	if err == nil {
+		return transform(req, scope, parsed)
+	}
+	if ctx.Err() != nil {
+		// Past the deadline, whatever the render said is because of it.
+		var limit *LimitError
+		if cause := context.Cause(ctx); errors.As(cause, &limit) {
+			return nil, cause
 		}
-		parsed, err = renderChart(install, config, req)
+	}
+	return nil, err
+}
+
+// renderChart runs Helm, isolated or in a goroutine that may be abandoned
+// at the deadline and then keeps the slot until it ends.
+func (r *Renderer) renderChart(ctx context.Context, req *Request, install, config []byte, s *slot, b *budget) ([]parsedObject, error) {
+	job, err := newHelmJob(req, install, config, r.limits)
+	if err != nil {
+		return nil, err
+	}
+	var out *helmOutput
+	if r.isolate && !req.Trusted {
+		out, err = runIsolated(ctx, job)
+	} else {
+		out, err = inProcess(ctx, job, s)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return transform(req, scope, parsed)
+	return out.objects(b)
+}
+
+func inProcess(ctx context.Context, job *helmJob, s *slot) (*helmOutput, error) {
+	type result struct {
+		out *helmOutput
+		err error
+	}
+	done := make(chan result, 1)
+	s.handOff()
+	go func() {
+		defer s.release()
+		out, err := runHelm(job)
+		done <- result{out, err}
+	}()
+	select {
+	case res := <-done:
+		return res.out, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func transform(req *Request, scope ScopeFunc, parsed []parsedObject) ([]*unstructured.Unstructured, error) {

@@ -47,11 +47,17 @@ func fail(module, format string, args ...any) *Error {
 // Resolver resolves modules from the cache.
 type Resolver struct {
 	reader client.Reader
+	// templateNamespaces are where a namespace/name reference may point
+	// besides the Kyma's own namespace.
+	templateNamespaces []string
 }
 
 // New returns a Resolver that reads through reader (the manager's cache,
-// with Indexes registered).
-func New(reader client.Reader) *Resolver { return &Resolver{reader: reader} }
+// with Indexes registered). A namespace/name module reference resolves in
+// the Kyma's own namespace and in templateNamespaces, nowhere else.
+func New(reader client.Reader, templateNamespaces ...string) *Resolver {
+	return &Resolver{reader: reader, templateNamespaces: templateNamespaces}
+}
 
 // Resolve finds the template of module m of kyma.
 func (r *Resolver) Resolve(ctx context.Context, kyma *v1beta2.Kyma, m v1beta2.Module) (*Module, error) {
@@ -120,7 +126,7 @@ func (r *Resolver) templateOfVersion(ctx context.Context, ns, module, v string) 
 
 // byTemplate is the resolution without a release meta.
 func (r *Resolver) byTemplate(ctx context.Context, kyma *v1beta2.Kyma, name, channel string) (*Module, error) {
-	if t, err := r.templateByName(ctx, kyma.Namespace, name); err != nil || t != nil {
+	if t, err := r.templateByName(ctx, kyma, name); err != nil || t != nil {
 		if err != nil {
 			return nil, err
 		}
@@ -153,11 +159,18 @@ func (r *Resolver) byTemplate(ctx context.Context, kyma *v1beta2.Kyma, name, cha
 	return buildGated(name, kyma, channel, newest(inChannel))
 }
 
-// templateByName finds a template named name or namespace/name.
-func (r *Resolver) templateByName(ctx context.Context, ns, name string) (*v1beta2.ModuleTemplate, error) {
-	key := client.ObjectKey{Namespace: ns, Name: name}
+// templateByName finds a template named name or namespace/name. A
+// namespace/name reference that names a namespace other than the Kyma's
+// own and the template namespaces is refused: modules are editable in the
+// runtime, and the operator watches other tenants' namespaces too.
+func (r *Resolver) templateByName(ctx context.Context, kyma *v1beta2.Kyma, name string) (*v1beta2.ModuleTemplate, error) {
+	key := client.ObjectKey{Namespace: kyma.Namespace, Name: name}
 	if before, after, ok := strings.Cut(name, "/"); ok && !strings.Contains(after, "/") && !strings.Contains(before, ".") {
 		key = client.ObjectKey{Namespace: before, Name: after}
+		if before != kyma.Namespace && !slices.Contains(r.templateNamespaces, before) {
+			return nil, fail(name, "a ModuleTemplate in namespace %s is not allowed: only the Kyma's namespace %s%s",
+				before, kyma.Namespace, r.alsoAllowed())
+		}
 	} else if ok {
 		return nil, nil // an FQDN such as kyma-project.io/module/keda
 	}
@@ -169,6 +182,14 @@ func (r *Resolver) templateByName(ctx context.Context, ns, name string) (*v1beta
 		return nil, fmt.Errorf("reading ModuleTemplate %s: %w", key, err)
 	}
 	return &t, nil
+}
+
+// alsoAllowed names the template namespaces for an error message.
+func (r *Resolver) alsoAllowed() string {
+	if len(r.templateNamespaces) == 0 {
+		return " (more with --template-namespaces)"
+	}
+	return " and the template namespaces " + strings.Join(r.templateNamespaces, ", ") + " (--template-namespaces)"
 }
 
 func (r *Resolver) templates(ctx context.Context, ns, index, value string) ([]v1beta2.ModuleTemplate, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
+	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	catalogctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/catalog"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
 	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
@@ -25,6 +26,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
@@ -66,7 +68,13 @@ func (b *builder) addControllers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.renderer = render.New(render.Options{CacheEntries: b.opts.RenderCacheEntries, Metrics: renderMetrics})
+	b.renderer = render.New(render.Options{
+		CacheEntries: b.opts.RenderCacheEntries, Metrics: renderMetrics,
+		Limits: render.Limits{
+			Timeout: b.opts.RenderTimeout, MaxBytes: b.opts.RenderMaxMB << 20, MaxObjects: b.opts.RenderMaxObjects,
+		},
+		Concurrency: b.opts.RenderConcurrency, Isolate: b.opts.RenderIsolation,
+	})
 	skr, err := b.skrWebhook()
 	if err != nil {
 		return err
@@ -97,7 +105,7 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 		return nil, err
 	}
 	r := &kymactrl.Reconciler{
-		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resolver: resolve.New(b.mgr.GetClient()),
+		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resolver: resolve.New(b.mgr.GetClient(), b.opts.TemplateNamespaces...),
 		Events: b.events("lifecycle-manager"), Metrics: m, Requeue: b.requeue(),
 		Required: []string{v1beta2.ConditionModuleCatalog}, RequeueNoPush: b.opts.RequeueNoPush,
 	}
@@ -118,7 +126,7 @@ func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
 	}
 	installer, err := agent.NewInstaller(agent.Options{
 		Image: b.opts.AgentImage, KCPAddress: b.opts.AgentKCPAddress, Contract: b.opts.AgentContract,
-		WebhookURL: b.opts.AgentWebhookURL, DriftWatch: b.opts.ModuleDriftWatch, SecretName: b.push.pki.Options.RuntimeSecret,
+		WebhookURL: b.opts.AgentWebhookURL, WebhookURLHosts: b.opts.AgentWebhookURLHosts, DriftWatch: b.opts.ModuleDriftWatch, SecretName: b.push.pki.Options.RuntimeSecret,
 	}, b.renderer)
 	if err != nil {
 		return nil, err
@@ -126,6 +134,7 @@ func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
 	r := &skrwebhookctrl.Reconciler{
 		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, PKI: b.push.pki, Installer: installer,
 		SecretName: b.push.pki.Options.RuntimeSecret, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueBusy,
+		Events: b.events("lifecycle-manager-skrwebhook"),
 	}
 	if b.push.agentEvents != nil {
 		r.Sources = []source.Source{b.push.agentEvents}
@@ -141,6 +150,7 @@ func (b *builder) purge(cleanups []kymactrl.RuntimeCleanup) error {
 	r := &purgectrl.Reconciler{
 		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-purge"),
 		Metrics: m, Grace: b.opts.PurgeGracePeriod, Cleanups: cleanups,
+		Removal: removal.Rules{Protected: b.opts.ProtectedNamespaces},
 	}
 	return r.SetupWithManager(b.mgr, controllerOptions(b.opts, 2))
 }
@@ -163,9 +173,14 @@ func (b *builder) manifest() error {
 	if err != nil {
 		return err
 	}
+	policy, err := contentpolicy.Parse(o.ModuleDeniedKinds)
+	if err != nil {
+		return fmt.Errorf("--module-denied-kinds: %w", err)
+	}
 	r := &manifestctrl.Reconciler{
-		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"),
+		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"), Policy: policy,
 		Metrics: m, Parallelism: o.ApplyParallelism, Requeue: b.requeue(),
+		Removal: removal.Rules{Protected: o.ProtectedNamespaces}, AdoptFrom: o.AdoptFrom,
 		Source: &manifestctrl.LayerSource{
 			Fetcher: fetcher, Renderer: b.renderer, Secrets: b.mgr.GetAPIReader(), PullSecret: o.RegistryPullSecret,
 		},

@@ -30,6 +30,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/config"
 	"github.com/lifecycle-manager/certs/pushpki"
+	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
@@ -90,9 +91,13 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 	if err != nil {
 		return nil, err
 	}
+	kubeconfigAllow, err := kubeconfig.ParseAllow(opts.RuntimeKubeconfigAllow)
+	if err != nil {
+		return nil, fmt.Errorf("--runtime-kubeconfig-allow: %w", err)
+	}
 	runtimes := remote.New(mgr.GetClient(), mgr.GetConfig(), scheme, remote.Options{
 		QPS: opts.RuntimeQPS, Burst: opts.RuntimeBurst, Timeout: opts.RuntimeTimeout, IdleTTL: opts.RuntimeIdleTTL,
-		SingleCluster: opts.SingleCluster, UserAgent: "lifecycle-manager",
+		SingleCluster: opts.SingleCluster, UserAgent: "lifecycle-manager", Kubeconfig: kubeconfigAllow,
 	}, runtimeMetrics, log.WithName("runtimes"))
 	if err := mgr.Add(runtimes); err != nil {
 		return nil, fmt.Errorf("adding the runtime client cache: %w", err)

@@ -154,6 +154,7 @@ func startOperator(ctx context.Context, dir string, webhookPort int) (<-chan str
 	opts.AgentRerenderSpread = 0
 	opts.WatcherController = false
 	opts.LayerCacheDir = filepath.Join(dir, "layers")
+	opts.InsecureRegistries = []string{reg.Host} // the suite's registry: plain HTTP on loopback
 	opts.ListenerAddr = "127.0.0.1:" + strconv.Itoa(listenerPort)
 	opts.ListenerMode = "direct"
 	opts.ListenerManagers = []string{statusWatch}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,8 @@ import (
 type HelmModule struct {
 	Name, Version string
 	Config        map[string]any
+	// Templates are more files of templates/, by name.
+	Templates map[string]string
 }
 
 func (m HelmModule) chart() ([]byte, error) {
@@ -42,10 +45,17 @@ spec:
     spec: {containers: [{name: manager, image: {{ .Values.image | quote }}}]}
 `,
 	}
+	var extra []string
+	for name, content := range m.Templates {
+		files["templates/"+name] = content
+		extra = append(extra, "templates/"+name)
+	}
+	sort.Strings(extra)
+	names := append([]string{"Chart.yaml", "values.yaml", "templates/deployment.yaml"}, extra...)
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	for _, name := range []string{"Chart.yaml", "values.yaml", "templates/deployment.yaml"} {
+	for _, name := range names {
 		data := []byte(files[name])
 		if err := tw.WriteHeader(&tar.Header{Name: m.Name + "/" + name, Mode: 0o644, Size: int64(len(data)), ModTime: time.Unix(0, 0)}); err != nil {
 			return nil, err
@@ -94,7 +104,7 @@ func (m HelmModule) Publish(ctx context.Context, kcp client.Client, registryHost
 		return err
 	}
 	blobs := []oci.LocalBlob{{MediaType: render.MediaTypeHelmChart, Data: chart}, {MediaType: render.MediaTypeYAML, Data: config}}
-	if _, err := oci.NewPusher(oci.Options{}).PushComponentVersion(ctx, raw, blobs, nil); err != nil {
+	if _, err := oci.NewPusher(oci.Options{InsecureRegistries: []string{registryHost}}).PushComponentVersion(ctx, raw, blobs, nil); err != nil {
 		return err
 	}
 	return kcp.Create(ctx, &v1beta2.ModuleTemplate{

@@ -149,7 +149,7 @@ func (m Module) Publish(ctx context.Context, kcp client.Client, registryHost, na
 	if err != nil {
 		return err
 	}
-	if _, err := oci.NewPusher(oci.Options{}).PushComponentVersion(ctx, raw, []oci.LocalBlob{{MediaType: render.MediaTypeTar, Data: layer}}, nil); err != nil {
+	if _, err := oci.NewPusher(oci.Options{InsecureRegistries: []string{registryHost}}).PushComponentVersion(ctx, raw, []oci.LocalBlob{{MediaType: render.MediaTypeTar, Data: layer}}, nil); err != nil {
 		return err
 	}
 	name := m.TemplateName

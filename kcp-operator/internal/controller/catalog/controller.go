@@ -52,7 +52,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			"templates", res.Templates, "releaseMetas", res.ReleaseMetas)
 	}
 	if err != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "SyncWarning", err.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, remote.ConditionReason(err, "SyncWarning"), err.Error()
 	}
 	if werr := r.writeCondition(ctx, kyma, cond); werr != nil {
 		return ctrl.Result{}, werr

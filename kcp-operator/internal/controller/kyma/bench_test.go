@@ -73,7 +73,7 @@ func noOpManifest(tb testing.TB, name string) (reconcile func() error, runtimeRe
 			return countingTransport{next: rt, count: runtimeRequests}
 		},
 	}, nil, logr.Discard())
-	fetcher, err := oci.NewFetcher(oci.Options{CacheDir: layerCacheDir})
+	fetcher, err := oci.NewFetcher(oci.Options{CacheDir: layerCacheDir, InsecureRegistries: []string{reg.Host}})
 	require.NoError(tb, err)
 	r := &manifestctrl.Reconciler{
 		KCP: kcpClient, Runtimes: runtimes, Events: events.NewFakeRecorder(1000), Parallelism: 8,

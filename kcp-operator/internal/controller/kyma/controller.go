@@ -144,12 +144,18 @@ func (r *Reconciler) runtimeFailed(ctx context.Context, kyma *v1beta2.Kyma, rt *
 	if rt != nil && r.Runtimes.Forget(rt, cause) {
 		log.FromContext(ctx).Info("dropped the runtime client", "reason", cause.Error())
 	}
+	r.warnRefused(kyma, cause)
 	status := *kyma.Status.DeepCopy()
 	status.State = shared.StateError
-	setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, false, "Unreachable", cause.Error())
+	setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, false, remote.ConditionReason(cause, "Unreachable"), cause.Error())
 	status.LastOperation = lastOperation("runtime: " + cause.Error())
 	if err := r.writeStatus(ctx, kyma, status); err != nil {
 		return ctrl.Result{}, err
+	}
+	if remote.Refused(cause) {
+		// The same Secret is refused again: its change (watched) or a Kyma
+		// change brings the next try, no timer.
+		return ctrl.Result{}, nil
 	}
 	return r.Requeue.After(shared.StateError), nil
 }

@@ -53,10 +53,14 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 	}
 	if err != nil {
 		r.Runtimes.Forget(rt, err)
+		r.warnRefused(kyma, err)
 		status := deletingStatus(kyma, "cannot clean up the runtime: "+err.Error())
-		setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, false, "Unreachable", err.Error())
+		setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, false, remote.ConditionReason(err, "Unreachable"), err.Error())
 		if werr := r.writeStatus(ctx, kyma, status); werr != nil {
 			return ctrl.Result{}, werr
+		}
+		if remote.Refused(err) {
+			return ctrl.Result{}, nil // as in runtimeFailed: the Secret's change brings the next try
 		}
 		return ctrl.Result{}, fmt.Errorf("cleaning up the runtime of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}

@@ -116,6 +116,11 @@ func testOptions() options.Options {
 	opts.PurgeGracePeriod = purgeGrace
 	opts.GatewayName = "events-gateway"
 	opts.LayerCacheDir = layerCacheDir
+	if reg != nil {
+		// The suite's registry serves plain HTTP on loopback: listed, as
+		// plain HTTP is only for listed registries.
+		opts.InsecureRegistries = []string{reg.Host}
+	}
 	// This suite tests the operator without the push path (a Kyma is then
 	// nudged where the push path would enqueue it); internal/pushpath tests it.
 	opts.AgentInstall = false

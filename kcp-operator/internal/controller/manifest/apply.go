@@ -16,12 +16,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
 
@@ -30,38 +33,64 @@ const crdEstablishTimeout = 30 * time.Second
 
 // apply server-side applies the objects: CRDs first (and waits until they
 // are established), then namespaces, then the rest in parallel. It returns
-// what the API server stored.
-func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured) (*versionSet, error) {
+// what the API server stored, and what the apply learnt of ownership (also
+// when it failed part way, so that a namespace it created stays recorded).
+func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest, objs []*unstructured.Unstructured) (*versionSet, *applyOutcome, error) {
 	var crds, namespaces, rest []*unstructured.Unstructured
 	for _, o := range objs {
 		switch {
 		case isCRD(o.GroupVersionKind()):
 			crds = append(crds, o)
-		case o.GroupVersionKind().GroupKind() == (schema.GroupKind{Kind: "Namespace"}):
+		case isNamespace(o):
 			namespaces = append(namespaces, o)
 		default:
 			rest = append(rest, o)
 		}
 	}
-	versions := newVersions()
+	versions, outcome := newVersions(), newOutcome(mf.Status.Created)
 	for _, batch := range [][]*unstructured.Unstructured{crds, namespaces, rest} {
-		if err := r.applyBatch(ctx, rt, batch, versions); err != nil {
-			return nil, err
+		if err := r.applyBatch(ctx, rt, mf.Labels[shared.ModuleNameLabel], batch, versions, outcome); err != nil {
+			return nil, outcome, err
 		}
 		if len(batch) > 0 && isCRD(batch[0].GroupVersionKind()) {
 			if err := waitEstablished(ctx, rt, batch); err != nil {
-				return nil, err
+				return nil, outcome, err
 			}
 		}
 	}
-	return versions, nil
+	return versions, outcome, nil
 }
 
-func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, batch []*unstructured.Unstructured, versions *versionSet) error {
+// applyBatch applies each object the module may hold: a namespace always
+// (created first when missing, to know the module made it), any other
+// object only when it is new, the module's or nobody's.
+func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, module string, batch []*unstructured.Unstructured,
+	versions *versionSet, outcome *applyOutcome) error {
 	return forEach(ctx, r.Parallelism, batch, func(ctx context.Context, o *unstructured.Unstructured) error {
+		var created types.UID
+		if isNamespace(o) {
+			if !r.Removal.IsProtected(o.GetName(), rt.Namespace) {
+				var err error
+				if created, err = createNamespace(ctx, rt, o); err != nil {
+					return err
+				}
+			}
+		} else {
+			owner, err := ownerOf(ctx, rt, o, module, r.AdoptFrom)
+			if err != nil {
+				return err
+			}
+			if owner != "" {
+				outcome.refuse(o, owner)
+				return nil
+			}
+		}
 		obj := o.DeepCopy()
 		if err := rt.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(runtimebase.FieldOwner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %s: %w", describe(o), err)
+		}
+		if isNamespace(o) {
+			outcome.namespace(resourcesOf([]*unstructured.Unstructured{o})[0], created, obj.GetUID())
 		}
 		versions.add(obj)
 		return nil
@@ -121,51 +150,37 @@ func readPast(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructu
 	return current, gone
 }
 
-// prune deletes what an earlier apply placed and the render no longer has.
-func (r *Reconciler) prune(ctx context.Context, rt *remote.Runtime, before, now []shared.Resource) error {
+// prune deletes what an earlier apply placed and the render no longer has,
+// as far as the removal rules allow; what they keep is in the outcome.
+func (r *Reconciler) prune(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest, rendered []shared.Resource, outcome *applyOutcome) error {
 	// An object is the same whatever version it was applied in.
-	key := func(r shared.Resource) string { return r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name }
-	kept := map[string]bool{}
-	for _, n := range now {
-		kept[key(n)] = true
-	}
+	kept := keys(rendered)
 	var gone []shared.Resource
-	for _, b := range before {
-		if !kept[key(b)] {
+	for _, b := range mf.Status.Synced {
+		if !kept[removal.Key(b)] {
 			gone = append(gone, b)
 		}
 	}
-	return deleteResources(ctx, rt, gone)
+	if len(gone) == 0 {
+		return nil
+	}
+	module := removal.ModuleOf(mf, rt, rt.Namespace)
+	module.Created = outcome.created
+	left, err := r.Removal.Delete(ctx, rt, module, gone)
+	outcome.kept = left
+	if len(left) > 0 {
+		r.event(mf, false, "Kept", "no longer rendered but kept in the runtime: "+keptList(left))
+	}
+	return err
 }
 
-// deleteResources deletes resources, CRDs and namespaces last, and returns
-// the errors of those that failed.
-func deleteResources(ctx context.Context, rt *remote.Runtime, resources []shared.Resource) error {
-	ordered := slices.Clone(resources)
-	slices.SortStableFunc(ordered, func(a, b shared.Resource) int { return deleteRank(a) - deleteRank(b) })
-	var errs []error
-	for _, res := range ordered {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
-		u.SetNamespace(res.Namespace)
-		u.SetName(res.Name)
-		err := rt.Delete(ctx, u, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
-			errs = append(errs, fmt.Errorf("deleting %s: %w", describe(u), err))
-		}
+// keptList names kept resources for a message.
+func keptList(kept []removal.Kept) string {
+	out := make([]string, 0, len(kept))
+	for _, k := range kept {
+		out = append(out, k.String())
 	}
-	return errors.Join(errs...)
-}
-
-func deleteRank(r shared.Resource) int {
-	switch {
-	case r.Group == "apiextensions.k8s.io" && r.Kind == "CustomResourceDefinition":
-		return 2
-	case r.Group == "" && r.Kind == "Namespace":
-		return 1
-	default:
-		return 0
-	}
+	return strings.Join(out, "; ")
 }
 
 func waitEstablished(ctx context.Context, rt *remote.Runtime, crds []*unstructured.Unstructured) error {
@@ -198,6 +213,10 @@ func resourcesOf(objs []*unstructured.Unstructured) []shared.Resource {
 			GroupVersionKind: metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}})
 	}
 	return out
+}
+
+func isNamespace(o *unstructured.Unstructured) bool {
+	return o.GroupVersionKind().GroupKind() == schema.GroupKind{Kind: "Namespace"}
 }
 
 func isCRD(gvk schema.GroupVersionKind) bool {

@@ -16,9 +16,11 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 )
 
@@ -35,6 +37,11 @@ type Reconciler struct {
 	Requeue  requeue.Requeue
 	// Parallelism bounds the objects applied or checked at once per Manifest.
 	Parallelism int
+	// Removal says what prune and deletion may delete (internal/removal).
+	Removal removal.Rules
+	// AdoptFrom are managed-by values and field managers whose objects a
+	// module takes over as its own (see ownership.go).
+	AdoptFrom []string
 	// Sources are further event sources: the push path's drift events.
 	Sources []source.Source
 	// Fresh holds the runtime writes pushed drift events reported, which a
@@ -42,6 +49,9 @@ type Reconciler struct {
 	// could not see. Nil without the push path.
 	Fresh   *freshness.Waits
 	Recheck time.Duration
+	// Policy refuses rendered content before anything is applied; nil
+	// refuses nothing.
+	Policy *contentpolicy.Policy
 }
 
 // Reconcile installs the module of one Manifest and reports its state.
@@ -72,7 +82,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	rt, err := r.runtime(ctx, mf)
 	if err != nil {
-		return r.finish(ctx, mf, failed(mf, v1beta2.ConditionInstallation, "RuntimeUnreachable", err))
+		return r.finish(ctx, mf, failed(mf, v1beta2.ConditionInstallation, remote.ConditionReason(err, "RuntimeUnreachable"), err))
 	}
 	obs, err := r.install(ctx, mf, rt)
 	if err != nil {

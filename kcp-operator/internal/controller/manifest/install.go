@@ -12,7 +12,6 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
 
@@ -26,6 +25,9 @@ type observation struct {
 	keepSynced bool
 	// applied replaces status.applied unless empty.
 	applied string
+	// created replaces status.created when setCreated is set.
+	created    []v1beta2.CreatedResource
+	setCreated bool
 }
 
 func condition(typ string, ok bool, reason, msg string) metav1.Condition {
@@ -49,11 +51,10 @@ func failed(_ *v1beta2.Manifest, typ, reason string, err error) observation {
 func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remote.Runtime) (observation, error) {
 	rendered, err := r.Source.Render(ctx, mf, Target{Namespace: rt.Namespace, Namespaced: namespacedIn(rt)})
 	if err != nil {
-		reason := "RenderFailed"
-		if layerReason := oci.Reason(err); layerReason != "" {
-			reason = layerReason
-		}
-		return failed(mf, v1beta2.ConditionResources, reason, err), nil
+		return failed(mf, v1beta2.ConditionResources, renderReason(err), err), nil
+	}
+	if err := r.Policy.Check(moduleName(mf), rendered.Objects); err != nil {
+		return failed(mf, v1beta2.ConditionResources, ReasonContentDenied, err), nil
 	}
 	synced := resourcesOf(rendered.Objects)
 	record := appliedRecord(mf)
@@ -61,6 +62,7 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 	var (
 		stored  *versionSet
 		inPlace bool
+		done    *applyOutcome
 	)
 	if renderHash == rendered.Hash {
 		if stored, inPlace, err = r.inPlace(ctx, rt, rendered.Objects, fingerprint); err != nil {
@@ -68,23 +70,24 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 		}
 	}
 	if !inPlace {
-		if stored, err = r.apply(ctx, rt, rendered.Objects); err != nil {
-			return failed(mf, v1beta2.ConditionResources, "ApplyFailed", err), err
+		if stored, done, err = r.apply(ctx, rt, mf, rendered.Objects); err != nil {
+			return done.onto(failed(mf, v1beta2.ConditionResources, "ApplyFailed", err)), err
 		}
-		if err := r.prune(ctx, rt, mf.Status.Synced, synced); err != nil {
-			return failed(mf, v1beta2.ConditionResources, "PruneFailed", err), err
+		if err := r.prune(ctx, rt, mf, synced, done); err != nil {
+			return done.onto(failed(mf, v1beta2.ConditionResources, "PruneFailed", err)), err
 		}
 		r.Metrics.applied(len(rendered.Objects))
-		if record != "" {
+		if record != "" && !done.refusedAny() {
 			// A first install is told by the Kyma's Ready Event; this one
 			// changed a module that was in place (new version, drift repaired).
 			r.event(mf, false, "Applied", fmt.Sprintf("applied %d objects of version %s", len(rendered.Objects), mf.Spec.Version))
 		}
-		record = rendered.Hash + "/" + stored.fingerprint()
+		record = rendered.Hash + "/" + done.fingerprint(stored)
 	}
-	obs := observation{synced: synced, applied: record, conditions: []metav1.Condition{
+	synced = done.synced(mf, synced)
+	obs := done.onto(observation{synced: synced, applied: record, conditions: []metav1.Condition{
 		condition(v1beta2.ConditionResources, true, "Applied", fmt.Sprintf("%d objects in place", len(synced))),
-	}}
+	}})
 	crState, crMsg, err := r.moduleCR(ctx, mf, rt)
 	if err != nil {
 		return withFailure(obs, v1beta2.ConditionModuleCR, "ModuleCRFailed", err), err
@@ -93,7 +96,7 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 	if err != nil {
 		return withFailure(obs, v1beta2.ConditionInstallation, "ReadinessUnknown", err), err
 	}
-	return readiness(obs, mf.Spec.Resource != nil, crState, crMsg, workState, workMsg), nil
+	return r.warn(mf, done, readiness(obs, mf.Spec.Resource != nil, crState, crMsg, workState, workMsg)), nil
 }
 
 func withFailure(obs observation, typ, reason string, err error) observation {

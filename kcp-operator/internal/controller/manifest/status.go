@@ -29,6 +29,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, mf *v1beta2.Manifest, obs 
 	if obs.applied != "" {
 		status.Applied = obs.applied
 	}
+	if obs.setCreated {
+		status.Created = obs.created
+	}
 	for _, c := range obs.conditions {
 		c.ObservedGeneration = mf.Generation
 		c.LastTransitionTime = now

@@ -5,14 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +25,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 )
 
@@ -38,6 +39,10 @@ type Reconciler struct {
 	Grace time.Duration
 	// Cleanups remove what other parts placed in runtimes (the agent).
 	Cleanups []kymactrl.RuntimeCleanup
+	// Removal says what of a module may be deleted (internal/removal): the
+	// same rules as the Manifest controller's, so that a purge deletes no
+	// user data either.
+	Removal removal.Rules
 }
 
 // ownFinalizers are the finalizers the operator puts on Kymas and Manifests.
@@ -77,7 +82,11 @@ func (r *Reconciler) purge(ctx context.Context, kyma *v1beta2.Kyma) (string, err
 		return "", fmt.Errorf("listing the Manifests of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}
 	note := "runtime cleaned up"
-	if err := r.cleanRuntime(ctx, kyma, manifests.Items); err != nil {
+	kept, err := r.cleanRuntime(ctx, kyma, manifests.Items)
+	if len(kept) > 0 {
+		note += "; kept " + strings.Join(kept, "; ")
+	}
+	if err != nil {
 		// The purge exists for exactly this case: the KCP side goes anyway.
 		note = "runtime not cleaned up: " + err.Error()
 		log.FromContext(ctx).Info("purging without cleaning the runtime", "reason", err.Error())
@@ -93,58 +102,48 @@ func (r *Reconciler) purge(ctx context.Context, kyma *v1beta2.Kyma) (string, err
 	return note, nil
 }
 
-func (r *Reconciler) cleanRuntime(ctx context.Context, kyma *v1beta2.Kyma, manifests []v1beta2.Manifest) error {
+// cleanRuntime removes what the Manifests installed and what the Kyma
+// placed, and names what the removal rules kept.
+func (r *Reconciler) cleanRuntime(ctx context.Context, kyma *v1beta2.Kyma, manifests []v1beta2.Manifest) ([]string, error) {
 	rt, err := r.Runtimes.For(ctx, kyma)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var errs []error
+	var (
+		errs []error
+		kept []string
+	)
 	for i := range manifests {
-		errs = append(errs, removeModuleResources(ctx, rt, &manifests[i]))
+		k, err := r.removeModuleResources(ctx, rt, &manifests[i])
+		kept = append(kept, k...)
+		errs = append(errs, err)
 	}
 	errs = append(errs, kymactrl.CleanupRuntime(ctx, kyma, rt, r.Cleanups))
 	err = errors.Join(errs...)
 	if err != nil {
 		r.Runtimes.Forget(rt, err)
 	}
-	return err
+	return kept, err
 }
 
-// removeModuleResources deletes what a Manifest installed: its default CR,
-// then the synced objects with CRDs last.
-func removeModuleResources(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest) error {
-	var objs []*unstructured.Unstructured
-	if mf.Spec.Resource != nil {
-		objs = append(objs, mf.Spec.Resource.DeepCopy())
-	}
-	synced := slices.Clone(mf.Status.Synced)
-	slices.SortStableFunc(synced, func(a, b shared.Resource) int { return boolInt(isCRD(a)) - boolInt(isCRD(b)) })
-	for _, res := range synced {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
-		u.SetNamespace(res.Namespace)
-		u.SetName(res.Name)
-		objs = append(objs, u)
-	}
+// removeModuleResources deletes what a Manifest installed: its default CR
+// (when the operator created it), then the synced objects as the removal
+// rules allow. It returns what they kept.
+func (r *Reconciler) removeModuleResources(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest) ([]string, error) {
+	module := removal.ModuleOf(mf, rt, rt.Namespace)
 	var errs []error
-	for _, obj := range objs {
-		err := rt.Delete(ctx, obj, client.PropagationPolicy("Background"))
+	if module.OwnCR != nil {
+		err := rt.Delete(ctx, module.OwnCR, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil && !meta.IsNoMatchError(err) && client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("deleting %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err))
+			errs = append(errs, fmt.Errorf("deleting the module CR %s/%s: %w", module.OwnCR.GetNamespace(), module.OwnCR.GetName(), err))
 		}
 	}
-	return errors.Join(errs...)
-}
-
-func isCRD(r shared.Resource) bool {
-	return r.Group == "apiextensions.k8s.io" && r.Kind == "CustomResourceDefinition"
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
+	kept, err := r.Removal.Delete(ctx, rt, module, mf.Status.Synced)
+	names := make([]string, 0, len(kept))
+	for _, k := range kept {
+		names = append(names, k.String())
 	}
-	return 0
+	return names, errors.Join(append(errs, err)...)
 }
 
 func hasOwnFinalizer(obj client.Object) bool {

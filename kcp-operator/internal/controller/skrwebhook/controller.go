@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -41,6 +42,8 @@ type Reconciler struct {
 	Resync, Retry time.Duration
 	// Sources are further event sources: drift events of the agent's objects.
 	Sources []source.Source
+	// Events records problems on the Kyma (may be nil).
+	Events events.EventRecorder
 }
 
 // Reconcile ensures the certificate and the agent, then reports.
@@ -56,6 +59,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if wait := r.startingUp(kyma, cond, agentStatus); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
+	cond = r.reportRefusedURL(kyma, cond, agentStatus.WebhookURLRefused)
 	if err := r.writeCondition(ctx, kyma, cond); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -124,7 +128,7 @@ func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) (_ metav1.
 	}
 	rt, err := r.Runtimes.For(ctx, kyma)
 	if err != nil {
-		return notReady("RuntimeUnreachable", err)
+		return notReady(remote.ConditionReason(err, "RuntimeUnreachable"), err)
 	}
 	status, err = r.installInto(ctx, kyma, rt, res.Material)
 	if err != nil {

@@ -1,0 +1,42 @@
+package manifest
+
+import (
+	"errors"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/oci"
+	"github.com/lifecycle-manager/kcp-operator/internal/render"
+)
+
+// Reasons of the Resources condition for a module that is not applied
+// because of what it renders.
+const (
+	// ReasonRenderLimit: the render went over a bound (--render-timeout,
+	// --render-max-bytes, --render-max-objects, or the render child's heap);
+	// the message names it.
+	ReasonRenderLimit = "RenderLimitExceeded"
+	// ReasonContentDenied: a rendered object is denied by --module-denied-kinds;
+	// the message names the object and the rule. Nothing is applied.
+	ReasonContentDenied = "ContentDenied"
+)
+
+// renderReason is the condition reason of a failed render.
+func renderReason(err error) string {
+	var limit *render.LimitError
+	if errors.As(err, &limit) {
+		return ReasonRenderLimit
+	}
+	if reason := oci.Reason(err); reason != "" {
+		return reason
+	}
+	return "RenderFailed"
+}
+
+// moduleName is the module a Manifest installs, as its render names it.
+func moduleName(mf *v1beta2.Manifest) string {
+	if name := mf.Labels[shared.ModuleNameLabel]; name != "" {
+		return name
+	}
+	return mf.Name
+}

@@ -1,0 +1,88 @@
+package manifest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+)
+
+// foreignOwner names who else holds an existing object that a module
+// renders, or returns "" when the module may apply it: when the object is
+// this module's (managed-by lifecycle-manager and the module-name label of
+// this module, as the render labels every module object) or nobody's (no
+// labels of an owner, no field manager but the operator's). Anything else —
+// another managed-by value, another module, the operator's own runtime
+// objects (managed-by without a module name), a field manager such as
+// kubectl, Helm or Argo CD that created or edited it — is someone's data,
+// which the module must neither take over nor, later, delete. Field
+// managers that wrote only a subresource (status) own no content. adopt
+// lists managed-by values and field managers that count as the module's
+// (--adopt-from: those of a lifecycle manager the fleet migrates from).
+func foreignOwner(current metav1.Object, module string, adopt []string) string {
+	labels := current.GetLabels()
+	switch by := labels[shared.ManagedByLabel]; {
+	case by == "":
+	case slices.Contains(adopt, by):
+		return ""
+	case by == shared.OperatorName:
+		m, ok := labels[shared.ModuleNameLabel]
+		switch {
+		case ok && m == module:
+			return ""
+		case ok:
+			return fmt.Sprintf("module %s (label %s=%s)", m, shared.ModuleNameLabel, m)
+		default:
+			return fmt.Sprintf("the lifecycle manager's runtime objects (label %s=%s without %s)", shared.ManagedByLabel, by, shared.ModuleNameLabel)
+		}
+	default:
+		return fmt.Sprintf("label %s=%s", shared.ManagedByLabel, by)
+	}
+	for _, e := range current.GetManagedFields() {
+		if e.Manager != runtimebase.FieldOwner && e.Subresource == "" && !slices.Contains(adopt, e.Manager) {
+			return "field manager " + e.Manager
+		}
+	}
+	return ""
+}
+
+// ownerOf reads the object o names in the runtime and returns its foreign
+// owner; an object that does not exist yet has none.
+func ownerOf(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, module string, adopt []string) (string, error) {
+	current := &metav1.PartialObjectMetadata{}
+	current.SetGroupVersionKind(o.GroupVersionKind())
+	err := rt.Get(ctx, client.ObjectKeyFromObject(o), current)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading %s before applying it: %w", describe(o), err)
+	}
+	return foreignOwner(current, module, adopt), nil
+}
+
+// createNamespace creates the namespace o names unless it exists, and
+// returns the UID of the one it created: a create that succeeds is the
+// proof, free of races, that the module made the namespace. The apply that
+// follows sets its content.
+func createNamespace(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured) (types.UID, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.GetName()}}
+	err := rt.Create(ctx, ns, client.FieldOwner(runtimebase.FieldOwner))
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("creating Namespace %s: %w", o.GetName(), err)
+	}
+	return ns.UID, nil
+}
