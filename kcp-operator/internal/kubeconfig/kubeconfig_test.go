@@ -103,7 +103,7 @@ func TestFeaturesAreRefusedUnlessAllowed(t *testing.T) {
 
 			others := allowAllBut(t, tc.feature)
 			_, err = others.RESTConfig(tc.raw)
-			requireRefused(t, err, tc.field)
+			_ = requireRefused(t, err, tc.field)
 
 			allow, err := kubeconfig.ParseAllow([]string{string(tc.feature)})
 			require.NoError(t, err)
@@ -149,7 +149,7 @@ func TestAlwaysRefused(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := everything.RESTConfig(tc.raw)
-			requireRefused(t, err, tc.field)
+			_ = requireRefused(t, err, tc.field)
 		})
 	}
 }
@@ -167,7 +167,7 @@ func TestOnlyTheCurrentContextCounts(t *testing.T) {
 	assert.Equal(t, "abc", cfg.BearerToken)
 
 	_, err = kubeconfig.Allow{}.RESTConfig([]byte(strings.Replace(raw, "current-context: c", "current-context: other", 1)))
-	requireRefused(t, err, "tokenFile")
+	_ = requireRefused(t, err, "tokenFile")
 }
 
 func TestParseAllow(t *testing.T) {

@@ -144,7 +144,7 @@ func TestRenderOverALimitIsRemembered(t *testing.T) {
 	req := rawRequest(nil)
 	req.Install = src.layer("sha256:too-many")
 	_, first := r.Render(t.Context(), req, nil)
-	limitOf(t, first)
+	_ = limitOf(t, first) // asserts it is a limit error
 	_, second := r.Render(t.Context(), req, nil)
 	assert.Equal(t, first, second)
 	assert.EqualValues(t, 1, src.loads.Load(), "the same module version renders the same: not loaded nor rendered again")
