@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -63,28 +62,6 @@ func (c *Cluster) Stop() error {
 		return nil
 	}
 	return c.env.Stop()
-}
-
-// kubeconfigVia returns the cluster's admin kubeconfig with its server
-// replaced by addr (a Proxy in front of the API server).
-func (c *Cluster) kubeconfigVia(_ context.Context, addr string) ([]byte, error) {
-	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", c.Kubeconfig, err)
-	}
-	for _, cluster := range cfg.Clusters {
-		u, err := url.Parse(cluster.Server)
-		if err != nil {
-			return nil, fmt.Errorf("the server of %s: %w", c.Kubeconfig, err)
-		}
-		u.Host = addr
-		cluster.Server = u.String()
-	}
-	out, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return nil, fmt.Errorf("writing the kubeconfig via %s: %w", addr, err)
-	}
-	return out, nil
 }
 
 // serverAddr is host:port of the cluster's API server.

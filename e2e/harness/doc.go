@@ -12,6 +12,13 @@
 // while its Deployment exists. The operator reaches each runtime through a
 // TCP proxy, which is how the suite takes a runtime off the network.
 //
+// In local mode no process of the product runs as an admin: the operator
+// uses a token of charts/kcp-operator's ServiceAccount with that chart's
+// Roles in the KCP, and a token of charts/kcp-operator-runtime's
+// ServiceAccount in each runtime (rbac.go). Every API server keeps an audit
+// log, from which RefusedRequests lists each request of the operator that
+// was answered 403 (audit.go); the suite fails on any.
+//
 // In clusters mode (E2E_KCP_KUBECONFIG and E2E_SKR_KUBECONFIG set) the
 // harness uses the clusters as they are, with the charts installed (see
 // e2e/kind-up.sh); scenarios that need to stop processes are skipped there.

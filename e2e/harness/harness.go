@@ -43,6 +43,9 @@ type Harness struct {
 	Registry string
 	Bin      Binaries
 	Operator *Process
+	// OperatorKubeconfig is the operator's kubeconfig in local mode: a token
+	// of charts/kcp-operator's ServiceAccount (see rbac.go).
+	OperatorKubeconfig string
 	// ListenerAddr is where agents send events (host:port, name localhost).
 	ListenerAddr string
 	// MetricsAddr serves the operator's metrics.
@@ -62,8 +65,11 @@ type Runtime struct {
 	Proxy *Proxy
 	// AgentPort is where the runtime's API server calls the agent.
 	AgentPort int
-	agent     *Process
-	sample    *Process
+	// accessKubeconfig is what the runtime's access Secret holds in local
+	// mode: a token of charts/kcp-operator-runtime's ServiceAccount.
+	accessKubeconfig []byte
+	agent            *Process
+	sample           *Process
 }
 
 func (h *Harness) progress(format string, args ...any) {
@@ -107,7 +113,11 @@ func (h *Harness) startLocal(ctx context.Context) error {
 		return err
 	}
 	h.progress("starting the KCP and %d runtime control plane(s) (kube-apiserver + etcd)", h.opts.Runtimes)
-	if h.KCP, err = StartCluster("kcp", h.RunDir, testenv.Options{}); err != nil {
+	audit, err := auditFlags(h.RunDir, "kcp")
+	if err != nil {
+		return err
+	}
+	if h.KCP, err = StartCluster("kcp", h.RunDir, testenv.Options{APIServerFlags: audit}); err != nil {
 		return err
 	}
 	h.stops = append(h.stops, func() { _ = h.KCP.Stop() })
@@ -121,6 +131,9 @@ func (h *Harness) startLocal(ctx context.Context) error {
 	h.stops = append(h.stops, stop)
 	h.progress("module registry at %s", host)
 	if err := h.prepareKCP(ctx); err != nil {
+		return err
+	}
+	if err := h.installOperatorRBAC(ctx); err != nil {
 		return err
 	}
 	if err := h.publishSample(ctx); err != nil {
@@ -138,7 +151,12 @@ func (h *Harness) startLocal(ctx context.Context) error {
 }
 
 func (h *Harness) startRuntime(ctx context.Context, i int) error {
-	c, err := StartCluster(fmt.Sprintf("runtime-%d", i), h.RunDir, testenv.Options{WithoutAPICRDs: true})
+	name := fmt.Sprintf("runtime-%d", i)
+	audit, err := auditFlags(h.RunDir, name)
+	if err != nil {
+		return err
+	}
+	c, err := StartCluster(name, h.RunDir, testenv.Options{WithoutAPICRDs: true, APIServerFlags: audit})
 	if err != nil {
 		return err
 	}
@@ -156,11 +174,12 @@ func (h *Harness) startRuntime(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	h.Runtimes = append(h.Runtimes, &Runtime{
-		Cluster: c, KymaName: fmt.Sprintf("kyma-%d", i), RuntimeID: fmt.Sprintf("runtime-%d", i),
+	rt := &Runtime{
+		Cluster: c, KymaName: fmt.Sprintf("kyma-%d", i), RuntimeID: name,
 		Proxy: proxy, AgentPort: port,
-	})
-	return nil
+	}
+	h.Runtimes = append(h.Runtimes, rt)
+	return h.installRuntimeAccess(ctx, rt)
 }
 
 // prepareKCP creates the operator's namespace and the Watcher of runtime Kymas.

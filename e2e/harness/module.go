@@ -94,16 +94,25 @@ func ApplyFile(ctx context.Context, c client.Client, path, namespace, owner stri
 	return nil
 }
 
+// operatorKubeconfig is what the runtime's access Secret holds: in local
+// mode a token of the runtime chart's ServiceAccount with the server behind
+// the runtime's Proxy, in clusters mode the runtime's kubeconfig as given.
+func (rt *Runtime) operatorKubeconfig() ([]byte, error) {
+	if rt.accessKubeconfig != nil {
+		return rt.accessKubeconfig, nil
+	}
+	kc, err := os.ReadFile(rt.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig of %s: %w", rt.Name, err)
+	}
+	return kc, nil
+}
+
 // CreateKyma gives a runtime its access Secret and its Kyma with modules.
 func (h *Harness) CreateKyma(ctx context.Context, rt *Runtime, channel string, modules ...string) error {
-	kubeconfig, err := os.ReadFile(rt.Kubeconfig)
+	kubeconfig, err := rt.operatorKubeconfig()
 	if err != nil {
 		return err
-	}
-	if rt.Proxy != nil {
-		if kubeconfig, err = rt.kubeconfigVia(ctx, rt.Proxy.Addr); err != nil {
-			return err
-		}
 	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig-" + rt.KymaName, Namespace: Namespace,

@@ -45,7 +45,7 @@ func (h *Harness) configureOperator(ctx context.Context) error {
 	h.ListenerAddr = "localhost:" + strconv.Itoa(ports[0])
 	h.MetricsAddr = portAddr(ports[1])
 	args := []string{
-		"--kubeconfig=" + h.KCP.Kubeconfig,
+		"--kubeconfig=" + h.operatorKubeconfig(),
 		"--namespaces=" + Namespace,
 		"--leader-elect=false",
 		"--metrics-bind-address=" + h.MetricsAddr,
@@ -84,6 +84,15 @@ func (h *Harness) configureOperator(ctx context.Context) error {
 		Args: append(args, h.opts.OperatorArgs...),
 	}
 	return nil
+}
+
+// operatorKubeconfig is the chart's ServiceAccount's (local mode), else the
+// KCP's kubeconfig.
+func (h *Harness) operatorKubeconfig() string {
+	if h.OperatorKubeconfig != "" {
+		return h.OperatorKubeconfig
+	}
+	return h.KCP.Kubeconfig
 }
 
 func (h *Harness) operatorHealthy(ctx context.Context) bool {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,10 +46,33 @@ func run(m *testing.M) int {
 	}
 	defer h.Close()
 	code := m.Run()
-	if code != 0 {
+	refused := refusedRequests()
+	if code != 0 || refused != "" {
 		fmt.Fprintln(os.Stderr, "--- process logs (all kept in", h.RunDir, ")", h.Logs())
 	}
+	if refused != "" {
+		// Last, so that it is what the end of the output shows.
+		fmt.Fprintln(os.Stderr, refused)
+		code = 1
+	}
 	return code
+}
+
+// refusedRequests reports, as a failure message, every request of the
+// operator that an API server refused: the charts' RBAC lacks a permission
+// the operator uses, which fails the suite even if every scenario passed
+// (see harness/audit.go). It is empty when nothing was refused.
+func refusedRequests() string {
+	refused, err := h.RefusedRequests()
+	if err != nil {
+		return "FAIL: reading the API servers' audit logs: " + err.Error()
+	}
+	if len(refused) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("FAIL: the API servers refused %d request(s) of the operator; "+
+		"fix charts/kcp-operator/templates/rbac.yaml (KCP) or charts/kcp-operator-runtime (runtimes):\n  %s",
+		len(refused), strings.Join(refused, "\n  "))
 }
 
 // step logs a Given/When/Then line of a scenario.

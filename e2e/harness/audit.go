@@ -1,0 +1,138 @@
+package harness
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A missing permission must fail the suite with the request it refused, and
+// the operator cannot be trusted to say so: controller-runtime's informers
+// retry a refused list or watch with a log line at most, and code that
+// tolerates errors (IgnoreNotFound, best-effort cleanup, a retry that later
+// takes another path) may never log it. The API server sees every request,
+// so each local API server writes an audit log (level Metadata: who, what,
+// the answer with its message; no bodies) of the requests of
+// ServiceAccounts — the operator is the only client here that
+// authenticates as one — and RefusedRequests reads back every request that
+// was answered 403. Every 403 counts, not only the authorizer's "forbid":
+// a server-side apply that creates an object is authorized for patch and
+// then checked for create inside the handler, and creating a Role checks
+// for escalation in the RBAC storage, and both answer 403 with the
+// authorizer's decision "allow". The one 403 that is not about permissions,
+// a namespace being deleted (NamespaceLifecycle), is left out.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    userGroups: ["system:serviceaccounts"]
+  - level: None
+`
+
+// auditFlags are the kube-apiserver flags that write cluster name's audit
+// log into the run folder. The log backend's default mode (blocking) writes
+// each event before the response goes out, so nothing is lost at the end.
+func auditFlags(runDir, name string) (map[string]string, error) {
+	dir := filepath.Join(runDir, "audit")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", policy, err)
+	}
+	return map[string]string{
+		"audit-policy-file": policy,
+		"audit-log-path":    auditLog(runDir, name),
+	}, nil
+}
+
+func auditLog(runDir, name string) string { return filepath.Join(runDir, "audit", name+".log") }
+
+// auditEvent is the part of an audit.k8s.io/v1 Event the check reads.
+type auditEvent struct {
+	Stage      string `json:"stage"`
+	Verb       string `json:"verb"`
+	RequestURI string `json:"requestURI"`
+	User       struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ResponseStatus struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"responseStatus"`
+}
+
+// terminating is NamespaceLifecycle's refusal of writes into a namespace
+// being deleted: a race of removal, not a missing permission.
+const terminating = "because it is being terminated"
+
+type refusal struct {
+	count   int
+	message string
+}
+
+// RefusedRequests lists, per API server of a local run, every request of a
+// ServiceAccount answered 403, as "cluster: user verb URI (n×): message"; empty
+// when none was, and in clusters mode, where the harness keeps no audit log.
+func (h *Harness) RefusedRequests() ([]string, error) {
+	if !h.Local {
+		return nil, nil
+	}
+	clusters := []*Cluster{h.KCP}
+	for _, rt := range h.Runtimes {
+		clusters = append(clusters, rt.Cluster)
+	}
+	var out []string
+	for _, c := range clusters {
+		refused, err := refusedIn(auditLog(h.RunDir, c.Name))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range slices.Sorted(maps.Keys(refused)) {
+			out = append(out, fmt.Sprintf("%s: %s (%d×): %s", c.Name, r, refused[r].count, refused[r].message))
+		}
+	}
+	return out, nil
+}
+
+// refusedIn counts the refused requests of one audit log by user, verb, URI
+// (without the query, so that a retried list counts as one request) and
+// the first answer's message.
+func refusedIn(path string) (map[string]*refusal, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit log: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	refused := map[string]*refusal{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		var e auditEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if e.Stage != "ResponseComplete" || e.ResponseStatus.Code != http.StatusForbidden ||
+			strings.Contains(e.ResponseStatus.Message, terminating) {
+			continue
+		}
+		uri, _, _ := strings.Cut(e.RequestURI, "?")
+		key := fmt.Sprintf("%s %s %s", e.User.Username, e.Verb, uri)
+		if refused[key] == nil {
+			refused[key] = &refusal{message: e.ResponseStatus.Message}
+		}
+		refused[key].count++
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return refused, nil
+}
