@@ -109,10 +109,12 @@ func TestSlowConnectionsEnd(t *testing.T) {
 			go func() { _ = s.Serve() }()
 			t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 
+			// The server's deadlines start when it accepts, after the dial
+			// began: measured from there, the timeout is a lower bound.
+			start := time.Now()
 			conn, err := (&net.Dialer{}).DialContext(t.Context(), "tcp", s.Addr().String())
 			require.NoError(t, err)
 			defer func() { _ = conn.Close() }()
-			start := time.Now()
 			_, err = conn.Write([]byte(tt.send))
 			require.NoError(t, err)
 			require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
