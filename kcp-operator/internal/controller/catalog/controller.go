@@ -54,7 +54,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, remote.ConditionReason(err, "SyncWarning"), err.Error()
 	}
-	if werr := r.writeCondition(ctx, kyma, cond); werr != nil {
+	if werr := r.writeCondition(ctx, kyma, cond); client.IgnoreNotFound(werr) != nil { // gone while syncing
 		return ctrl.Result{}, werr
 	}
 	if err != nil {
@@ -78,8 +78,29 @@ func (r *Reconciler) sync(ctx context.Context, kyma *v1beta2.Kyma) (catalog.Resu
 	res, err := catalog.Sync(ctx, r.KCP, kyma, rt)
 	if err != nil {
 		r.Runtimes.Forget(rt, err)
+		return res, err
 	}
-	return res, err
+	return res, r.undoIfDeleted(ctx, kyma, rt)
+}
+
+// undoIfDeleted removes the catalog again when kyma began its deletion
+// while the sync ran: the Kyma controller's cleanup may have removed the
+// catalog before the sync's last write. The read is from the cache the
+// Kyma controller saw the deletion in, so a cleanup that ran before the
+// sync ended is seen here.
+func (r *Reconciler) undoIfDeleted(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) error {
+	now := &v1beta2.Kyma{}
+	err := r.KCP.Get(ctx, client.ObjectKeyFromObject(kyma), now)
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("reading Kyma %s/%s after the catalog sync: %w", kyma.Namespace, kyma.Name, err)
+	}
+	if err == nil && now.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	if err := catalog.Remove(ctx, rt); err != nil {
+		return fmt.Errorf("removing the catalog of Kyma %s/%s, deleted during its sync: %w", kyma.Namespace, kyma.Name, err)
+	}
+	return nil
 }
 
 // writeCondition applies the ModuleCatalog condition when it changed, so

@@ -44,7 +44,7 @@ var (
 const (
 	purgeGrace   = 10 * time.Second
 	kcpNamespace = "kcp-system"
-	timeout      = 30 * time.Second
+	timeout      = 60 * time.Second // under -race on 2 busy cores a catalog pass behind many Kymas takes tens of seconds
 	tick         = 100 * time.Millisecond
 )
 
