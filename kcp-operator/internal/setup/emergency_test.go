@@ -135,6 +135,13 @@ func hasEvent(t *testing.T, reason string) bool {
 // the KCP: the agent pushes with its current certificate.
 func pushStillArrives(t *testing.T) {
 	t.Helper()
+	// The last KCP edit (a previous call's) reaches the runtime first: an
+	// edit of the runtime before that sync would be overwritten by it.
+	require.Eventually(t, func() bool {
+		rk := &v1beta2.Kyma{}
+		err := runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: "kyma-system", Name: "default"}, rk)
+		return err == nil && rk.Spec.Channel == getKyma(t).Spec.Channel
+	}, timeout, tick, "the runtime Kyma has the KCP's channel")
 	want := "fast"
 	if getKyma(t).Spec.Channel == want {
 		want = "regular"
