@@ -43,16 +43,8 @@ func testEmergencyRotation(t *testing.T, backend config.Backend) {
 	f.ensure(f.newKyma("kyma-2", "runtime-2", ""))
 	leaked := caOf(t, f.secret(f.opts.CASecret))
 
-	endpoint := f.endpoint()
-	serverKP, err := endpoint.KeyPair()
-	require.NoError(t, err)
-	serverBundle, err := endpoint.Bundle()
-	require.NoError(t, err)
-	addr := serve(t, tlsreload.ServerConfig(serverKP, serverBundle))
-	agentKP, err := first.KeyPair()
-	require.NoError(t, err)
-	agentRoots, err := first.Bundle()
-	require.NoError(t, err)
+	live := f.serveEndpoint(first)
+	addr, serverKP, serverBundle, agentKP, agentRoots := live.addr, live.serverKP, live.serverBundle, live.agentKP, live.agentRoots
 	reload := func() {
 		t.Helper()
 		_, err := f.endpoint().UpdateReloadable(serverKP, serverBundle)
@@ -61,7 +53,7 @@ func testEmergencyRotation(t *testing.T, backend config.Backend) {
 		require.NoError(t, err)
 	}
 	minted := mintClient(t, leaked, "runtime-1")
-	_, _, _, err = get(t, agentClient(minted, agentRoots), addr, "/")
+	_, _, _, err := get(t, agentClient(minted, agentRoots), addr, "/")
 	require.NoError(t, err, "before: the leaked CA's certificates pass, which is the problem")
 
 	_, err = f.pki.Rotator.RotateEmergency(ctx)

@@ -27,6 +27,7 @@ import (
 	"github.com/lifecycle-manager/certs/pki"
 	"github.com/lifecycle-manager/certs/pushpki"
 	"github.com/lifecycle-manager/certs/rotation"
+	"github.com/lifecycle-manager/certs/tlsreload"
 	"github.com/lifecycle-manager/certs/tlssecret"
 )
 
@@ -253,4 +254,30 @@ func namespace(t testing.TB, env *testenv.Env) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "certs-"}}
 	require.NoError(t, env.Client.Create(t.Context(), ns))
 	return ns.Name
+}
+
+// liveTLS is a server fed from the endpoint Secret and an agent's key pair
+// and roots, as reloadable material that a test updates after a rotation.
+type liveTLS struct {
+	addr                     string
+	serverKP, agentKP        *tlsreload.KeyPair
+	serverBundle, agentRoots *tlsreload.Bundle
+}
+
+// serveEndpoint serves the endpoint's current certificate and loads agent's.
+func (f *fixture) serveEndpoint(agent tlssecret.Material) liveTLS {
+	f.t.Helper()
+	endpoint := f.endpoint()
+	var l liveTLS
+	var err error
+	l.serverKP, err = endpoint.KeyPair()
+	require.NoError(f.t, err)
+	l.serverBundle, err = endpoint.Bundle()
+	require.NoError(f.t, err)
+	l.addr = serve(f.t, tlsreload.ServerConfig(l.serverKP, l.serverBundle))
+	l.agentKP, err = agent.KeyPair()
+	require.NoError(f.t, err)
+	l.agentRoots, err = agent.Bundle()
+	require.NoError(f.t, err)
+	return l
 }

@@ -43,16 +43,8 @@ func testRotation(t *testing.T, backend config.Backend) {
 	oldCA := bundleCAs(t, firstAgent)[0]
 	require.Len(t, bundleCAs(t, firstAgent), 1)
 
-	endpoint := f.endpoint()
-	serverKP, err := endpoint.KeyPair()
-	require.NoError(t, err)
-	serverBundle, err := endpoint.Bundle()
-	require.NoError(t, err)
-	addr := serve(t, tlsreload.ServerConfig(serverKP, serverBundle))
-	agentKP, err := firstAgent.KeyPair()
-	require.NoError(t, err)
-	agentRoots, err := firstAgent.Bundle()
-	require.NoError(t, err)
+	live := f.serveEndpoint(firstAgent)
+	addr, serverKP, serverBundle, agentKP, agentRoots := live.addr, live.serverKP, live.serverBundle, live.agentKP, live.agentRoots
 	longLived := agentClient(agentKP, agentRoots)
 
 	body, _, _, err := get(t, longLived, addr, "/")

@@ -20,7 +20,7 @@ import (
 // reloading key pair and client bundle. GET / answers the client's CN;
 // GET /runtime/<id> plays the listener's identity check and answers 403
 // unless the client certificate's CN is <id>.
-func serve(t *testing.T, cfg *tls.Config) string {
+func serve(t testing.TB, cfg *tls.Config) string {
 	t.Helper()
 	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -121,13 +121,15 @@ func unpack(t *testing.T, img v1.Image) string {
 	}
 }
 
-// runAs runs the program as the image's user "uid:gid"; switching users
-// needs root, which the test machines give.
+// runAs runs the program as the image's user "uid:gid". Switching users
+// needs root, which CI has; elsewhere the program runs as the caller, and
+// the entrypoint's mode still has to let any other user run it (the
+// image's user owns nothing in the image).
 func runAs(t *testing.T, user, program string, args ...string) (string, error) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skipf("running %s as %s needs root", program, user)
-	}
+	info, err := os.Stat(program)
+	require.NoError(t, err)
+	require.NotZero(t, info.Mode().Perm()&0o001, "%s is executable by users that do not own it: %s", program, info.Mode())
 	uid, gid, ok := strings.Cut(user, ":")
 	require.True(t, ok, "user %q is uid:gid", user)
 	u, err := strconv.ParseUint(uid, 10, 32)
@@ -136,7 +138,11 @@ func runAs(t *testing.T, user, program string, args ...string) (string, error) {
 	require.NoError(t, err)
 	cmd := exec.CommandContext(t.Context(), program, args...)
 	cmd.Dir, cmd.Env = "/", []string{"PATH=/"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u), Gid: uint32(g)}}
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u), Gid: uint32(g)}}
+	} else {
+		t.Logf("not root: running %s as uid %d instead of %s", program, os.Geteuid(), user)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
