@@ -15,21 +15,22 @@ import (
 // start.
 type Tracker struct {
 	mu      sync.Mutex
-	pending map[types.NamespacedName]time.Time
+	pending map[types.NamespacedName]Hop
 	last    map[types.NamespacedName]Hop
 	latency prometheus.Histogram
 }
 
-// Hop is one measured event: when the listener received it and when the
-// reconcile it caused started.
+// Hop is one measured reconcile: when the listener received the earliest
+// and the latest event merged into it, and when it started. The earliest
+// is the latency; the latest tells whether a given event was served.
 type Hop struct {
-	Received, Reconciled time.Time
+	Received, Latest, Reconciled time.Time
 }
 
 // NewTracker registers the push latency histogram on reg.
 func NewTracker(reg prometheus.Registerer) (*Tracker, error) {
 	t := &Tracker{
-		pending: map[types.NamespacedName]time.Time{},
+		pending: map[types.NamespacedName]Hop{},
 		last:    map[types.NamespacedName]Hop{},
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "lifecycle_manager_push_to_reconcile_seconds",
@@ -44,16 +45,21 @@ func NewTracker(reg prometheus.Registerer) (*Tracker, error) {
 }
 
 // Mark records that an event received at received enqueued key; the
-// earliest unreconciled mark counts.
+// earliest unreconciled mark counts as the latency.
 func (t *Tracker) Mark(key types.NamespacedName, received time.Time) {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.pending[key]; !ok {
-		t.pending[key] = received
+	h, ok := t.pending[key]
+	if !ok {
+		h.Received = received
 	}
+	if received.After(h.Latest) {
+		h.Latest = received
+	}
+	t.pending[key] = h
 }
 
 // Started records that the reconcile of key starts now.
@@ -64,13 +70,14 @@ func (t *Tracker) Started(key types.NamespacedName) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	received, ok := t.pending[key]
+	h, ok := t.pending[key]
 	if !ok {
 		return
 	}
 	delete(t.pending, key)
-	t.last[key] = Hop{Received: received, Reconciled: now}
-	t.latency.Observe(now.Sub(received).Seconds())
+	h.Reconciled = now
+	t.last[key] = h
+	t.latency.Observe(now.Sub(h.Received).Seconds())
 }
 
 // Last returns the last measured hop of key.

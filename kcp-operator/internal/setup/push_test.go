@@ -103,10 +103,10 @@ func TestRuntimeEditIsPushed(t *testing.T) {
 	require.Eventually(t, func() bool {
 		var ok bool
 		hop, ok = op.Pushed.Last(types.NamespacedName{Namespace: ns, Name: kymaName})
-		return ok && hop.Received.After(written)
+		return ok && hop.Latest.After(written)
 	}, timeout, 20*time.Millisecond, "the edit is pushed and starts a reconcile")
 	t.Logf("push timeline: runtime write → listener received %v → reconcile start %v → Manifest seen %v",
-		hop.Received.Sub(written).Round(time.Microsecond), hop.Reconciled.Sub(written).Round(time.Microsecond),
+		hop.Latest.Sub(written).Round(time.Microsecond), hop.Reconciled.Sub(written).Round(time.Microsecond),
 		manifestSeen.Sub(written).Round(time.Millisecond))
 }
 

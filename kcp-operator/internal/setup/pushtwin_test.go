@@ -66,7 +66,7 @@ func TestASecondKymaWithTheSameRuntimeIDGetsNoPushIdentity(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Eventually(t, func() bool {
 		hop, ok := op.Pushed.Last(types.NamespacedName{Namespace: ns, Name: kymaName})
-		return ok && !hop.Received.Before(sent)
+		return ok && !hop.Latest.Before(sent)
 	}, timeout, tick, "the event reconciles the Kyma that owns the runtime ID")
 	_, twinPushed := op.Pushed.Last(client.ObjectKeyFromObject(twin))
 	assert.False(t, twinPushed, "and never the newer one")

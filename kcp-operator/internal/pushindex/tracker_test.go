@@ -1,0 +1,52 @@
+package pushindex
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestTrackerMergesMarksIntoOneHop(t *testing.T) {
+	key := types.NamespacedName{Namespace: "kcp", Name: "a"}
+	t0 := time.Now().Add(-time.Second)
+	tests := []struct {
+		name         string
+		marks        []time.Time
+		wantHop      bool
+		wantReceived time.Time
+		wantLatest   time.Time
+	}{
+		{name: "no event, no hop"},
+		{name: "one event", marks: []time.Time{t0}, wantHop: true, wantReceived: t0, wantLatest: t0},
+		{name: "a later event merged into a waiting reconcile keeps the earliest as latency",
+			marks: []time.Time{t0, t0.Add(time.Millisecond)}, wantHop: true, wantReceived: t0, wantLatest: t0.Add(time.Millisecond)},
+		{name: "events marked out of order",
+			marks: []time.Time{t0.Add(2 * time.Millisecond), t0}, wantHop: true, wantReceived: t0.Add(2 * time.Millisecond), wantLatest: t0.Add(2 * time.Millisecond)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, err := NewTracker(prometheus.NewRegistry())
+			require.NoError(t, err)
+			for _, m := range tt.marks {
+				tr.Mark(key, m)
+			}
+			tr.Started(key)
+			hop, ok := tr.Last(key)
+			require.Equal(t, tt.wantHop, ok)
+			if !ok {
+				return
+			}
+			assert.Equal(t, tt.wantReceived, hop.Received)
+			assert.Equal(t, tt.wantLatest, hop.Latest)
+			assert.False(t, hop.Reconciled.Before(hop.Latest))
+
+			tr.Started(key) // a recheck without a new event measures nothing
+			again, _ := tr.Last(key)
+			assert.Equal(t, hop, again)
+		})
+	}
+}
