@@ -144,7 +144,8 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	if err := mgr.Add(srv); err != nil {
 		return fmt.Errorf("adding the event listener: %w", err)
 	}
-	updater := &materialUpdater{pki: pp.pki, kp: kp, bundle: bundle, denied: denied, direct: opts.ListenerMode == "direct", log: log.WithName("listener-tls")}
+	updater := &materialUpdater{pki: pp.pki, kp: kp, bundle: bundle, denied: denied, direct: opts.ListenerMode == "direct",
+		every: refreshInterval(pp.pki.Options.PropagationDelay), log: log.WithName("listener-tls")}
 	if err := mgr.Add(updater); err != nil {
 		return fmt.Errorf("adding the listener's certificate updater: %w", err)
 	}
@@ -236,7 +237,16 @@ type materialUpdater struct {
 	bundle *tlsreload.Bundle
 	denied *denylist.List
 	direct bool
+	every  time.Duration
 	log    logr.Logger
+}
+
+// refreshInterval is how often a listener rereads its material (from the
+// manager's cache): well within the CA propagation delay, after which the
+// rotation signs agent certificates with a new CA — a listener that had not
+// read the new CA by then refused those agents as of an unknown authority.
+func refreshInterval(propagationDelay time.Duration) time.Duration {
+	return min(10*time.Second, max(propagationDelay/5, 100*time.Millisecond))
 }
 
 // NeedLeaderElection is false: every replica's listener needs the material.
@@ -246,9 +256,8 @@ func (u *materialUpdater) NeedLeaderElection() bool { return false }
 func (u *materialUpdater) Start(ctx context.Context) error {
 	interval := 500 * time.Millisecond
 	for {
-		ok := u.update(ctx)
-		if ok {
-			interval = 10 * time.Second
+		if u.update(ctx) {
+			interval = u.every
 		}
 		select {
 		case <-ctx.Done():

@@ -2,6 +2,7 @@ package setup_test
 
 import (
 	"bytes"
+	"net/http"
 	"testing"
 	"time"
 
@@ -74,6 +75,8 @@ func TestCARotationOnRequest(t *testing.T) {
 	after, err := runtimeSecret(t)
 	require.NoError(t, err)
 	assert.True(t, rotatedIssuer(t, before, after), "the agent's certificate is re-issued by the new CA")
+	assert.Equal(t, http.StatusOK, postEvent(t, clientWith(t, after.Data["tls.crt"], after.Data["tls.key"])),
+		"the listener trusts the new CA before an agent holds a certificate of it")
 	certs, err := pki.ParseCerts(after.Data["ca.crt"])
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, len(certs), 2, "the bundle holds the old and the new CA during the rotation")
