@@ -41,6 +41,10 @@ e2e: $(GOTESTSUM) ## Run the two-cluster end-to-end suite (local mode unless E2E
 	export KUBEBUILDER_ASSETS="$$assets"; \
 	cd e2e && $(GOTESTSUM) --format testname -- -count=1 -timeout=30m -v ./suite/...
 
+.PHONY: e2e-node
+e2e-node: $(GOTESTSUM) ## Run the e2e suite against two real nodes on this machine (kubelet, containerd; root): both charts' pods really run. KEEP=1 leaves them up.
+	@hack/realnode/e2e.sh
+
 .PHONY: scale
 scale: ## Measure the operator at scale (1,000 Kymas; SCALE_FLAGS="--kymas=10000" for more); report in e2e/.run/scale-report.
 	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \

@@ -191,12 +191,12 @@ runtime_secret() {
 	# The API server's certificate names the node's address (kubeadm's advertise address).
 	config="$("${KIND}" get kubeconfig --name "${SKR_CLUSTER}" --internal |
 		sed -E "s#server: https://[^[:space:]]+#server: https://${skr_ip}:6443#")"
-	log "runtime Secret ${KCP_NAMESPACE}/${KYMA_NAME}-kubeconfig for Kyma ${KYMA_NAME} (SKR API server ${skr_ip}:6443)"
+	log "runtime Secret ${KCP_NAMESPACE}/kubeconfig-${KYMA_NAME} for Kyma ${KYMA_NAME} (SKR API server ${skr_ip}:6443)"
 	kctl "${KCP_CLUSTER}" apply -f - >/dev/null <<-YAML
 		apiVersion: v1
 		kind: Secret
 		metadata:
-		  name: ${KYMA_NAME}-kubeconfig
+		  name: kubeconfig-${KYMA_NAME}
 		  namespace: ${KCP_NAMESPACE}
 		  labels:
 		    operator.kyma-project.io/kyma-name: ${KYMA_NAME}
@@ -217,7 +217,9 @@ print_env() {
 		export E2E_KCP_NAMESPACE=${KCP_NAMESPACE}
 		export E2E_KCP_EVENTS_ADDR=${kcp_ip}:${GATEWAY_NODE_PORT}
 		export E2E_REGISTRY=$(node_ip "${REGISTRY_NAME}"):5000
-		export E2E_REGISTRY_HOST=127.0.0.1:5001
+		# The operator's metrics Service is not reachable from the host: run
+		# kubectl --kubeconfig ${KCP_KUBECONFIG} -n ${KCP_NAMESPACE} port-forward svc/kcp-operator-metrics 18080:8080 &
+		export E2E_KCP_METRICS_ADDR=127.0.0.1:18080
 	ENV
 }
 

@@ -19,7 +19,8 @@
 // log, from which RefusedRequests lists each request of the operator that
 // was answered 403 (audit.go); the suite fails on any.
 //
-// In clusters mode (E2E_KCP_KUBECONFIG and E2E_SKR_KUBECONFIG set) the
-// harness uses the clusters as they are, with the charts installed (see
-// e2e/kind-up.sh); scenarios that need to stop processes are skipped there.
+// In clusters mode (E2E_KCP_KUBECONFIG and E2E_SKR_KUBECONFIG set, the
+// rest in clusters.go) the harness uses one KCP with charts/kcp-operator
+// installed and one runtime (hack/realnode/e2e.sh, e2e/kind-up.sh); real
+// kubelets run the pods, and stopping the operator scales its Deployment.
 package harness

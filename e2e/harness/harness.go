@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,7 +45,8 @@ type Harness struct {
 	// OperatorKubeconfig is the operator's kubeconfig in local mode: a token
 	// of charts/kcp-operator's ServiceAccount (see rbac.go).
 	OperatorKubeconfig string
-	// ListenerAddr is where agents send events (host:port, name localhost).
+	// ListenerAddr is where agents send events: host:port, whose host the
+	// listener's certificate names.
 	ListenerAddr string
 	// MetricsAddr serves the operator's metrics.
 	MetricsAddr string
@@ -97,7 +97,7 @@ func New(ctx context.Context, opts Options) (h *Harness, err error) {
 	}()
 	kcpKC, skrKC := os.Getenv("E2E_KCP_KUBECONFIG"), os.Getenv("E2E_SKR_KUBECONFIG")
 	if kcpKC != "" && skrKC != "" {
-		return h, h.useClusters(kcpKC, skrKC)
+		return h, h.useClusters(ctx, kcpKC, skrKC)
 	}
 	h.Local = true
 	if err := h.startLocal(ctx); err != nil {
@@ -179,7 +179,7 @@ func (h *Harness) startRuntime(ctx context.Context, i int) error {
 		Proxy: proxy, AgentPort: port,
 	}
 	h.Runtimes = append(h.Runtimes, rt)
-	return h.installRuntimeAccess(ctx, rt)
+	return h.installRuntimeAccess(ctx, rt, "https://"+proxy.Addr)
 }
 
 // prepareKCP creates the operator's namespace and the Watcher of runtime Kymas.
@@ -203,28 +203,6 @@ func PrepareKCP(ctx context.Context, c client.Client) error {
 				MatchLabels: map[string]string{shared.WatcherGatewayLabel: shared.WatcherGatewayDefault}}},
 		},
 	})
-}
-
-// useClusters connects to existing clusters with the charts installed.
-func (h *Harness) useClusters(kcpKC, skrKC string) error {
-	var err error
-	if h.KCP, err = clusterFromKubeconfig("kcp", kcpKC); err != nil {
-		return err
-	}
-	skr, err := clusterFromKubeconfig("runtime-1", skrKC)
-	if err != nil {
-		return err
-	}
-	name := os.Getenv("E2E_KYMA_NAME")
-	if name == "" {
-		name = "kyma-1"
-	}
-	h.Runtimes = []*Runtime{{Cluster: skr, KymaName: name, RuntimeID: name}}
-	h.Registry = os.Getenv("E2E_REGISTRY")
-	if h.Registry == "" {
-		return errors.New("clusters mode needs E2E_REGISTRY, the module registry as the operator reaches it (e2e/kind-up.sh prints it)")
-	}
-	return nil
 }
 
 // Close stops everything the harness started, in reverse order.

@@ -15,6 +15,9 @@ import (
 // built-in CA, and resyncs hours away, so that runtime changes arrive by
 // push or not at all.
 func (h *Harness) StartOperator(ctx context.Context) error {
+	if !h.Local {
+		return h.scaleOperator(ctx, 1)
+	}
 	if h.Operator == nil {
 		if err := h.configureOperator(ctx); err != nil {
 			return err
@@ -30,8 +33,14 @@ func (h *Harness) StartOperator(ctx context.Context) error {
 	return nil
 }
 
-// StopOperator stops the operator process (and so the listener).
-func (h *Harness) StopOperator() error { return h.Operator.Stop() }
+// StopOperator stops the operator process (and so the listener); in
+// clusters mode it scales the operator's Deployment to zero.
+func (h *Harness) StopOperator(ctx context.Context) error {
+	if !h.Local {
+		return h.scaleOperator(ctx, 0)
+	}
+	return h.Operator.Stop()
+}
 
 func (h *Harness) configureOperator(ctx context.Context) error {
 	var ports [3]int

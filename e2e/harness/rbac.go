@@ -58,17 +58,18 @@ func operatorChartValues() map[string]any {
 }
 
 // runtimeChartValues grant for module content exactly what the sample
-// module ships (e2e/testdata/sample: a CRD, a Deployment, in 2.0.0 a
-// ConfigMap, and its Sample CR), so that the suite proves the chart's fixed
-// rules are all the operator needs besides a module's own kinds.
+// module ships (e2e/testdata/sample: a CRD, a ServiceAccount with a
+// ClusterRole and its binding, a Deployment, in 2.0.0 a ConfigMap, and its
+// Sample CR), so that the suite proves the chart's fixed rules are all the
+// operator needs besides a module's own kinds and RBAC.
 func runtimeChartValues() map[string]any {
 	return map[string]any{
 		"moduleResources": []any{
-			map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps"}},
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps", "serviceaccounts"}},
 			map[string]any{"apiGroups": []any{"apps"}, "resources": []any{"deployments"}},
 		},
 		"moduleAPIGroups": []any{SampleAPIGroup},
-		"moduleRBAC":      false,
+		"moduleRBAC":      true,
 	}
 }
 
@@ -94,13 +95,14 @@ func (h *Harness) installOperatorRBAC(ctx context.Context) error {
 
 // installRuntimeAccess applies the kcp-operator-runtime chart to a runtime
 // and keeps the kubeconfig that its KCP access Secret will hold: a token of
-// the chart's ServiceAccount, the server through the runtime's Proxy.
-func (h *Harness) installRuntimeAccess(ctx context.Context, rt *Runtime) error {
+// the chart's ServiceAccount, the server as the operator reaches it (in
+// local mode through the runtime's Proxy).
+func (h *Harness) installRuntimeAccess(ctx context.Context, rt *Runtime, server string) error {
 	sa, err := installChartRBAC(ctx, rt.Cluster, "kcp-operator-runtime", runtimeRelease, RuntimeAccessNamespace, runtimeChartValues())
 	if err != nil {
 		return err
 	}
-	kc, err := serviceAccountKubeconfig(ctx, rt.Cluster, RuntimeAccessNamespace, sa, "https://"+rt.Proxy.Addr)
+	kc, err := serviceAccountKubeconfig(ctx, rt.Cluster, RuntimeAccessNamespace, sa, server)
 	if err != nil {
 		return err
 	}

@@ -13,15 +13,18 @@ import (
 )
 
 // The runtime chart renders a ServiceAccount bound to its ClusterRole, and
-// the harness's values reach the module rules.
+// the harness's values reach the module rules: the sample module's kinds,
+// its API group and its RBAC (a ClusterRole and binding for its operator).
 func TestRuntimeChartRendersTheHarnessRole(t *testing.T) {
 	role := renderRuntimeRole(t, runtimeChartValues())
-	var groups []string
+	var groups, resources []string
 	for _, r := range role.Rules {
 		groups = append(groups, r.APIGroups...)
-		assert.NotContains(t, r.Verbs, "escalate", "moduleRBAC is off for the sample module")
+		resources = append(resources, r.Resources...)
 	}
 	assert.Contains(t, groups, SampleAPIGroup)
+	assert.Contains(t, resources, "serviceaccounts")
+	assert.Contains(t, resources, "clusterrolebindings")
 }
 
 // extraRules land in the ClusterRole as given, and moduleRBAC's escalate

@@ -23,7 +23,7 @@ func sampleCR(t *testing.T, rt *harness.Runtime) (*unstructured.Unstructured, er
 }
 
 func TestAKymaWithAModuleBecomesReady(t *testing.T) {
-	rt := h.Runtimes[0]
+	rt := runtime(0)
 	step(t, "Given a runtime and the sample module published in channel regular")
 	step(t, "When its Kyma lists the module")
 	require.NoError(t, h.CreateKyma(t.Context(), rt, "regular", harness.SampleModule))

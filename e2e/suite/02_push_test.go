@@ -14,9 +14,9 @@ import (
 )
 
 func TestARuntimeAdminAddsAndRemovesAModule(t *testing.T) {
-	rt := h.Runtimes[1]
+	rt := runtime(1)
 	step(t, "Given a runtime without modules, its resync set to hours (--requeue-success=10h)")
-	ensureKyma(t, rt)
+	withoutModules(t, rt)
 	pushedBefore := metric(t, "lifecycle_manager_push_to_reconcile_seconds_count", "")
 
 	step(t, "When the runtime admin adds the sample module to the runtime Kyma")
@@ -49,7 +49,7 @@ func TestARuntimeAdminAddsAndRemovesAModule(t *testing.T) {
 }
 
 func TestChannelSwitchAndNewVersionRollOut(t *testing.T) {
-	rt := h.Runtimes[0]
+	rt := runtime(0)
 	step(t, "Given a Kyma with the sample module 1.0.0 from channel regular")
 	ensureKyma(t, rt, harness.SampleModule)
 	require.False(t, sampleSettingsExist(t, rt))
@@ -80,7 +80,7 @@ func TestChannelSwitchAndNewVersionRollOut(t *testing.T) {
 }
 
 func TestADeletedModuleDeploymentComesBackByPush(t *testing.T) {
-	rt := h.Runtimes[0]
+	rt := runtime(0)
 	step(t, "Given the sample module installed")
 	ensureKyma(t, rt, harness.SampleModule)
 	dep, err := deployment(t, rt, harness.SampleDeployment)
@@ -124,7 +124,7 @@ func describeModule(t *testing.T, rt *harness.Runtime, name string) {
 }
 
 func TestTheAgentSecretDeletedIsRecreatedAndEventsFlow(t *testing.T) {
-	rt := h.Runtimes[0]
+	rt := runtime(0)
 	ensureKyma(t, rt, harness.SampleModule)
 	step(t, "Given the agent's TLS Secret in the runtime")
 	secret, err := agentSecret(t, rt)

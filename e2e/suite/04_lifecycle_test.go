@@ -18,8 +18,8 @@ import (
 )
 
 func TestSkipReconciliationIsHonoured(t *testing.T) {
-	rt := h.Runtimes[1]
-	ensureKyma(t, rt)
+	rt := runtime(1)
+	withoutModules(t, rt)
 	step(t, "Given the Kyma labelled %s=true", shared.SkipReconciliationLabel)
 	updateKyma(t, rt, func(k *v1beta2.Kyma) { k.Labels[shared.SkipReconciliationLabel] = "true" })
 
@@ -48,7 +48,7 @@ func runtimeTemplates(t *testing.T, rt *harness.Runtime) map[string]bool {
 }
 
 func TestTheCatalogIsGatedByBetaAndInternal(t *testing.T) {
-	rt := h.Runtimes[1]
+	rt := runtime(1)
 	ensureKyma(t, rt)
 	step(t, "Given the runtime's catalog has the sample module's templates")
 	require.Eventually(t, func() bool { return runtimeTemplates(t, rt)["sample-1.0.0"] }, timeout, tick)
@@ -76,7 +76,7 @@ func TestTheCatalogIsGatedByBetaAndInternal(t *testing.T) {
 }
 
 func TestDeletionRemovesEverythingFromTheRuntime(t *testing.T) {
-	rt := h.Runtimes[1]
+	rt := runtime(1)
 	ensureKyma(t, rt)
 	updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: harness.SampleModule}} })
 	eventuallyKyma(t, rt, "the module installed", func(k *v1beta2.Kyma) bool { return ready(k) && len(k.Status.Modules) == 1 })
@@ -105,7 +105,7 @@ func TestDeletionRemovesEverythingFromTheRuntime(t *testing.T) {
 }
 
 func TestABlockedDeletionIsWarnedAndPurged(t *testing.T) {
-	rt := h.Runtimes[0]
+	rt := runtime(0)
 	ensureKyma(t, rt, harness.SampleModule)
 	step(t, "Given a user-created CR of the module's kind in the runtime")
 	mine := &unstructured.Unstructured{Object: map[string]any{

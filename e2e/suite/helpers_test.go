@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"net"
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,14 +26,64 @@ import (
 	"github.com/lifecycle-manager/e2e/harness"
 )
 
-// ensureKyma creates the runtime's Kyma once.
+// runtime is the i-th runtime of the suite; in clusters mode, which has one,
+// every scenario runs there and sets up its own Given.
+func runtime(i int) *harness.Runtime { return h.Runtimes[i%len(h.Runtimes)] }
+
+// listenerName is the name the listener's certificate gives: the host of
+// its address.
+func listenerName(t *testing.T) string {
+	t.Helper()
+	host, _, err := net.SplitHostPort(h.ListenerAddr)
+	require.NoError(t, err)
+	return host
+}
+
+// withoutModules gives the runtime's Kyma no modules and waits until it is
+// Ready so.
+func withoutModules(t *testing.T, rt *harness.Runtime) {
+	t.Helper()
+	ensureKyma(t, rt)
+	if len(kyma(t, rt).Spec.Modules) == 0 {
+		return
+	}
+	updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Modules = nil })
+	eventuallyKyma(t, rt, "Ready without modules", func(k *v1beta2.Kyma) bool {
+		return ready(k) && len(k.Spec.Modules) == 0 && len(k.Status.Modules) == 0
+	})
+}
+
+// ensureKyma creates the runtime's Kyma once and gives it at least the
+// given modules: scenarios share a runtime (in clusters mode all of them),
+// so each sets up its own Given.
 func ensureKyma(t *testing.T, rt *harness.Runtime, modules ...string) {
 	t.Helper()
-	err := h.KCP.Client.Get(t.Context(), client.ObjectKey{Namespace: harness.Namespace, Name: rt.KymaName}, &v1beta2.Kyma{})
+	k := &v1beta2.Kyma{}
+	err := h.KCP.Client.Get(t.Context(), client.ObjectKey{Namespace: harness.Namespace, Name: rt.KymaName}, k)
 	if apierrors.IsNotFound(err) {
 		require.NoError(t, h.CreateKyma(t.Context(), rt, "regular", modules...))
+	} else if missing := missingModules(k, modules); len(missing) > 0 {
+		eventuallyKyma(t, rt, "Ready with the agent", func(k *v1beta2.Kyma) bool { return ready(k) && pushReady(k) })
+		updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) {
+			for _, m := range missingModules(k, modules) {
+				k.Spec.Modules = append(k.Spec.Modules, v1beta2.Module{Name: m})
+			}
+		})
 	}
-	eventuallyKyma(t, rt, "Ready with the agent", func(k *v1beta2.Kyma) bool { return ready(k) && pushReady(k) })
+	eventuallyKyma(t, rt, "Ready with the agent and its modules", func(k *v1beta2.Kyma) bool {
+		return ready(k) && pushReady(k) && len(missingModules(k, modules)) == 0 && len(k.Status.Modules) >= len(modules)
+	})
+}
+
+// missingModules are those of names the Kyma's spec does not list.
+func missingModules(k *v1beta2.Kyma, names []string) []string {
+	var missing []string
+	for _, name := range names {
+		if !slices.ContainsFunc(k.Spec.Modules, func(m v1beta2.Module) bool { return m.Name == name }) {
+			missing = append(missing, name)
+		}
+	}
+	return missing
 }
 
 func deployment(t *testing.T, rt *harness.Runtime, name string) (*appsv1.Deployment, error) {
@@ -94,7 +146,7 @@ func postEvent(ctx context.Context, t *testing.T, certPEM, keyPEM []byte) (int, 
 	require.NoError(t, h.KCP.Client.Get(ctx, client.ObjectKey{Namespace: harness.Namespace, Name: "lifecycle-manager-ca-bundle"}, bundle))
 	roots, err := tlsreload.NewBundle(bundle.Data["ca.crt"])
 	require.NoError(t, err)
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsreload.ClientConfig(kp, roots, "localhost")}}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsreload.ClientConfig(kp, roots, listenerName(t))}}
 	body := `{"watched":{"Namespace":"kyma-system","Name":"default"},"watchedGvk":{"group":"operator.kyma-project.io","version":"v1beta2","kind":"Kyma"}}`
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+h.ListenerAddr+"/v2/lifecycle-manager/event", bytes.NewBufferString(body))
 	require.NoError(t, err)
@@ -118,7 +170,7 @@ func publicAgentClient(t *testing.T, certPEM, keyPEM []byte) *http.Client {
 	roots := x509.NewCertPool()
 	require.True(t, roots.AppendCertsFromPEM(bundle.Data["ca.crt"]))
 	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: roots, Certificates: []tls.Certificate{kp}, ServerName: "localhost", MinVersion: tls.VersionTLS12,
+		RootCAs: roots, Certificates: []tls.Certificate{kp}, ServerName: listenerName(t), MinVersion: tls.VersionTLS12,
 	}}}
 }
 
