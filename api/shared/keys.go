@@ -88,6 +88,9 @@ const (
 	KymaFinalizer = OperatorGroup + "/Kyma"
 	// ManifestFinalizer guards Manifests until their module is removed.
 	ManifestFinalizer = OperatorGroup + "/Manifest"
+	// PublicManifestFinalizer is the finalizer the public lifecycle manager
+	// puts on its Manifests; a KCP switched to this operator takes them over.
+	PublicManifestFinalizer = "declarative.kyma-project.io/finalizer"
 	// WatcherFinalizer guards Watchers until their VirtualService is removed.
 	WatcherFinalizer = OperatorGroup + "/watcher"
 	// PurgeFinalizer guards Kymas until the Purge controller is done with them.

@@ -77,6 +77,15 @@ type Module struct {
 	// +optional
 	// +kubebuilder:default:=true
 	Managed *bool `json:"managed,omitempty"`
+
+	// RemoteModuleTemplateRef is accepted for compatibility with the public
+	// lifecycle manager's API, where it is deprecated and has no effect;
+	// this operator ignores it too.
+	//
+	// Deprecated: ignored; will go with the next API version.
+	// +optional
+	// +kubebuilder:validation:MaxLength:=253
+	RemoteModuleTemplateRef string `json:"remoteModuleTemplateRef,omitempty"`
 }
 
 // IsManaged reports whether the operator manages the module (the default).
