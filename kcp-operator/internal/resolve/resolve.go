@@ -98,7 +98,18 @@ func (r *Resolver) byReleaseMeta(ctx context.Context, kyma *v1beta2.Kyma, name, 
 	if err != nil {
 		return nil, err
 	}
-	return build(name, channel, t, meta.Spec.Beta, meta.Spec.Internal)
+	beta, internal := metaGates(meta, t)
+	if err := gate(name, kyma, beta, internal); err != nil {
+		return nil, err
+	}
+	return build(name, channel, t, beta, internal)
+}
+
+// metaGates are the gates of a template found through a release meta: the
+// meta's flags and the template's own labels alike, as the catalog shows
+// them — a template labelled beta stays beta whichever way it is found.
+func metaGates(meta *v1beta2.ModuleReleaseMeta, t *v1beta2.ModuleTemplate) (beta, internal bool) {
+	return meta.Spec.Beta || t.IsBeta(), meta.Spec.Internal || t.IsInternal()
 }
 
 func (r *Resolver) templateOfVersion(ctx context.Context, ns, module, v string) (*v1beta2.ModuleTemplate, error) {
@@ -301,8 +312,12 @@ func (r *Resolver) Mandatory(ctx context.Context, kyma *v1beta2.Kyma) ([]*Module
 		}
 		t, err := r.templateOfVersion(ctx, kyma.Namespace, meta.Spec.ModuleName, meta.Spec.Mandatory.Version)
 		if err == nil {
+			beta, internal := metaGates(meta, t)
+			if gate(meta.Spec.ModuleName, kyma, beta, internal) != nil {
+				continue
+			}
 			var m *Module
-			if m, err = build(meta.Spec.ModuleName, "", t, meta.Spec.Beta, meta.Spec.Internal); err == nil {
+			if m, err = build(meta.Spec.ModuleName, "", t, beta, internal); err == nil {
 				m.Mandatory = true
 				modules = append(modules, m)
 				continue

@@ -27,14 +27,20 @@ func testCatalog(t *testing.T) *resolve.Resolver {
 		template(t, "preview", "0.1.0", ""),
 		template(t, "istio", "1.9.0", "regular"), template(t, "istio", "1.10.0", "regular"), template(t, "istio", "1.11.0", "fast"),
 		template(t, "crash", "1.0.0", ""),
+		template(t, "labelled-beta", "1.0.0", ""), template(t, "labelled-internal", "1.0.0", ""),
 	}
-	templates[len(templates)-1].Spec.Descriptor.Raw = []byte(`{"component": 7}`)
+	templates[len(templates)-3].Spec.Descriptor.Raw = []byte(`{"component": 7}`)
+	// Gated only by their templates' labels; their release metas say nothing.
+	metav1.SetMetaDataLabel(&templates[len(templates)-2].ObjectMeta, shared.BetaLabel, shared.EnabledValue)
+	metav1.SetMetaDataLabel(&templates[len(templates)-1].ObjectMeta, shared.InternalLabel, shared.EnabledValue)
 	beta := releaseMeta("preview", map[string]string{"regular": "0.1.0"})
 	beta.Spec.Beta = true
 	metas := []v1beta2.ModuleReleaseMeta{
 		releaseMeta("keda", map[string]string{"regular": "1.0.0", "fast": "1.1.0", "experimental": "1.2.0"}),
 		releaseMeta("serverless", map[string]string{"regular": "2.0.0"}),
 		releaseMeta("crash", map[string]string{"regular": "1.0.0"}),
+		releaseMeta("labelled-beta", map[string]string{"regular": "1.0.0"}),
+		releaseMeta("labelled-internal", map[string]string{"regular": "1.0.0"}),
 		beta,
 	}
 	return resolve.New(catalogReader(t, templates, metas))
@@ -65,6 +71,12 @@ func TestResolve(t *testing.T) {
 			wantErr: "it is a beta module"},
 		{name: "beta module for a beta Kyma", kyma: newKyma("", betaLabels), module: v1beta2.Module{Name: "preview"},
 			wantVersion: "0.1.0", wantChannel: "regular"},
+		{name: "a release meta's template labelled beta, for a plain Kyma", kyma: newKyma("", nil),
+			module: v1beta2.Module{Name: "labelled-beta"}, wantErr: "it is a beta module"},
+		{name: "a release meta's template labelled beta, for a beta Kyma", kyma: newKyma("", betaLabels),
+			module: v1beta2.Module{Name: "labelled-beta"}, wantVersion: "1.0.0", wantChannel: "regular"},
+		{name: "a release meta's template labelled internal, for a plain Kyma", kyma: newKyma("", nil),
+			module: v1beta2.Module{Name: "labelled-internal"}, wantErr: "internal"},
 		{name: "invalid descriptor", kyma: newKyma("", nil), module: v1beta2.Module{Name: "crash"},
 			wantErr: "has an invalid descriptor"},
 		{name: "templates by channel, the newest wins", kyma: newKyma("", nil), module: v1beta2.Module{Name: "istio"},
@@ -107,11 +119,18 @@ func TestMandatory(t *testing.T) {
 	beta := template(t, "experiment", "0.1.0", "")
 	beta.Spec.Mandatory = true
 	beta.Labels = map[string]string{shared.BetaLabel: shared.EnabledValue}
+	// Mandatory by its release meta, internal by its template's label only.
+	internalMeta := releaseMeta("audit", nil)
+	internalMeta.Spec.Mandatory = &v1beta2.Mandatory{Version: "1.0.0"}
+	internal := template(t, "audit", "1.0.0", "")
+	metav1.SetMetaDataLabel(&internal.ObjectMeta, shared.InternalLabel, shared.EnabledValue)
 	templates := []v1beta2.ModuleTemplate{
 		template(t, "btp-operator", "1.0.0", ""), template(t, "btp-operator", "1.1.0", ""),
-		legacyOld, legacyNew, beta, template(t, "keda", "1.0.0", ""),
+		legacyOld, legacyNew, beta, template(t, "keda", "1.0.0", ""), internal,
 	}
-	r := resolve.New(catalogReader(t, templates, []v1beta2.ModuleReleaseMeta{viaMeta, releaseMeta("keda", map[string]string{"regular": "1.0.0"})}))
+	r := resolve.New(catalogReader(t, templates, []v1beta2.ModuleReleaseMeta{
+		viaMeta, internalMeta, releaseMeta("keda", map[string]string{"regular": "1.0.0"}),
+	}))
 
 	modules, errs := r.Mandatory(t.Context(), newKyma("", nil))
 	require.Empty(t, errs)
