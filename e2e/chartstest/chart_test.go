@@ -10,8 +10,11 @@ import (
 func TestDefaults(t *testing.T) {
 	objs := mustRender(t, baseValues(), "lifecycle-manager")
 	assert.Equal(t, []string{
+		"ClusterRole /kcp-operator-crd-upgrade",
+		"ClusterRoleBinding /kcp-operator-crd-upgrade",
 		"ConfigMap lifecycle-manager/kcp-operator-dashboard",
 		"Deployment lifecycle-manager/kcp-operator",
+		"Job lifecycle-manager/kcp-operator-crd-upgrade",
 		"NetworkPolicy lifecycle-manager/kcp-operator",
 		"Role istio-system/kcp-operator",
 		"Role kcp-system/kcp-operator",
@@ -20,6 +23,7 @@ func TestDefaults(t *testing.T) {
 		"Service lifecycle-manager/kcp-operator-events",
 		"Service lifecycle-manager/kcp-operator-metrics",
 		"ServiceAccount lifecycle-manager/kcp-operator",
+		"ServiceAccount lifecycle-manager/kcp-operator-crd-upgrade",
 		"Watcher kcp-system/klm-watcher",
 	}, objs.kinds(), "one replica: no budget; no ServiceMonitor, no cert-manager objects")
 

@@ -3,19 +3,26 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/lifecycle-manager/api/config/crd"
 	"github.com/lifecycle-manager/certs/config"
+	"github.com/lifecycle-manager/kcp-operator/internal/crdupgrade"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/setup"
 )
@@ -51,6 +58,9 @@ func run() error {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
+	if opts.UpgradeCRDs {
+		return upgradeCRDs(ctx, cfg, log)
+	}
 	op, err := setup.New(ctx, cfg, opts, certOpts, ctrlmetrics.Registry, log)
 	if err != nil {
 		return err
@@ -75,4 +85,24 @@ func kcpConfig(path string) (*rest.Config, error) {
 		return nil, fmt.Errorf("finding the KCP kubeconfig: %w", err)
 	}
 	return cfg, nil
+}
+
+// upgradeCRDs applies the API's CRDs, migrating stored versions first.
+func upgradeCRDs(ctx context.Context, cfg *rest.Config, log logr.Logger) error {
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("building the scheme: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating the KCP client: %w", err)
+	}
+	crds, err := crd.All()
+	if err != nil {
+		return err
+	}
+	if _, err := crdupgrade.Upgrade(ctx, c, crds, log.WithName("crd-upgrade")); err != nil {
+		return fmt.Errorf("upgrading the CRDs: %w", err)
+	}
+	return nil
 }

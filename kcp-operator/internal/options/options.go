@@ -17,7 +17,9 @@ import (
 
 // Options are the operator's settings.
 type Options struct {
-	Kubeconfig       string
+	Kubeconfig string
+	// UpgradeCRDs runs internal/crdupgrade instead of the operator.
+	UpgradeCRDs      bool
 	MetricsAddr      string
 	HealthAddr       string
 	PprofAddr        string
@@ -194,6 +196,7 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 // bindManager binds the flags of the manager, the KCP and runtime clients.
 func (o *Options) bindManager(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the KCP; empty means KUBECONFIG, then the in-cluster config.")
+	fs.BoolVar(&o.UpgradeCRDs, "upgrade-crds", o.UpgradeCRDs, "Apply this operator's CRDs to the KCP and exit, first moving objects stored in versions they no longer serve (v1beta1 of the public lifecycle manager) to the storage version; the chart runs it as a pre-install and pre-upgrade hook.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "Address of the /healthz and /readyz endpoints.")
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "Address of the pprof endpoint; empty disables it.")
