@@ -145,8 +145,11 @@ func (f *Forwarder) deliver(ctx context.Context, it queue.Item) {
 	reason, retryAfter := metrics.ReasonTransport, time.Duration(0)
 	if isStatus {
 		reason, retryAfter = metrics.ReasonServerError, se.RetryAfter
-		if se.Code == http.StatusTooManyRequests {
+		switch se.Code {
+		case http.StatusTooManyRequests:
 			reason = metrics.ReasonThrottled
+		case http.StatusUnauthorized:
+			reason = metrics.ReasonUnauthorized
 		}
 	}
 	n := f.failures.Add(1)

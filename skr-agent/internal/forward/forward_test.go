@@ -160,6 +160,29 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	assert.InDelta(t, 1, s.failed(metrics.ReasonThrottled), 0)
 }
 
+// TestARefusedCertificateIsRetried: the listener refuses the agent's
+// certificate (401: denied after a leak, or expired) until the operator's
+// replacement is mounted; the event waits for it instead of being lost.
+func TestARefusedCertificateIsRetried(t *testing.T) {
+	s := newSetup(t, 100, fast)
+	var mu sync.Mutex
+	calls := 0
+	s.receiver.SetAnswer(func(*http.Request) kcptest.Answer {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls == 1 {
+			return kcptest.Answer{Status: http.StatusUnauthorized}
+		}
+		return kcptest.Answer{Status: http.StatusOK}
+	})
+	s.start(t)
+	s.forwarder.Enqueue(key("a"), "")
+	require.Eventually(t, func() bool { return s.receiver.Count() == 1 }, 10*time.Second, 5*time.Millisecond)
+	assert.InDelta(t, 1, s.failed(metrics.ReasonUnauthorized), 0)
+	assert.Zero(t, s.failed(metrics.ReasonRejected))
+}
+
 func TestClientErrorsAreNotRetried(t *testing.T) {
 	s := newSetup(t, 100, fast)
 	var mu sync.Mutex

@@ -79,9 +79,12 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("KCP answered %d %s: %s", e.Code, http.StatusText(e.Code), e.Body)
 }
 
-// Retryable says whether sending again may succeed: 5xx and 429, not other 4xx.
+// Retryable says whether sending again may succeed: 5xx, 429 and 401, not
+// other 4xx. A 401 is the listener refusing the agent's certificate —
+// denied after a leak, or expired — and the operator is replacing it: the
+// event waits for the new one instead of being lost.
 func (e *StatusError) Retryable() bool {
-	return e.Code >= 500 || e.Code == http.StatusTooManyRequests
+	return e.Code >= 500 || e.Code == http.StatusTooManyRequests || e.Code == http.StatusUnauthorized
 }
 
 const (

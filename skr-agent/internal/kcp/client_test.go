@@ -87,6 +87,8 @@ func TestAnswers(t *testing.T) {
 	}{
 		{"bad request", kcptest.Answer{Status: http.StatusBadRequest}, false, 0},
 		{"not found", kcptest.Answer{Status: http.StatusNotFound}, false, 0},
+		{"unknown runtime", kcptest.Answer{Status: http.StatusForbidden}, false, 0},
+		{"certificate refused, a new one is coming", kcptest.Answer{Status: http.StatusUnauthorized}, true, 0},
 		{"redirect is not followed", kcptest.Answer{Status: http.StatusTemporaryRedirect}, false, 0},
 		{"server error", kcptest.Answer{Status: http.StatusBadGateway}, true, 0},
 		{"throttled", kcptest.Answer{Status: http.StatusTooManyRequests, RetryAfter: "7"}, true, 7 * time.Second},

@@ -33,6 +33,9 @@ const (
 	ReasonServerError = "server_error"
 	// ReasonThrottled: a 429 answer (retried after Retry-After).
 	ReasonThrottled = "throttled"
+	// ReasonUnauthorized: a 401, the KCP refused the agent's certificate
+	// (denied, expired); retried, since the operator replaces it.
+	ReasonUnauthorized = "unauthorized"
 	// ReasonRejected: any other non-2xx answer (not retried).
 	ReasonRejected = "rejected"
 	// ReasonOverflow: a change dropped because the queue was full; a resync stands for it.
