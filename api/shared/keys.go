@@ -88,6 +88,9 @@ const (
 	KymaFinalizer = OperatorGroup + "/Kyma"
 	// ManifestFinalizer guards Manifests until their module is removed.
 	ManifestFinalizer = OperatorGroup + "/Manifest"
+	// AllowDowngradeAnnotation on a Kyma ("true") lets its modules move to
+	// a version lower than the installed one; without it that is refused.
+	AllowDowngradeAnnotation = OperatorGroup + "/allow-downgrade"
 	// PublicManifestFinalizer is the finalizer the public lifecycle manager
 	// puts on its Manifests; a KCP switched to this operator takes them over.
 	PublicManifestFinalizer = "declarative.kyma-project.io/finalizer"

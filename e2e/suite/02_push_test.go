@@ -1,14 +1,17 @@
 package suite
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/e2e/harness"
 )
@@ -64,11 +67,24 @@ func TestChannelSwitchAndNewVersionRollOut(t *testing.T) {
 
 	step(t, "When the admin switches back to regular")
 	updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Channel = "regular" })
+	step(t, "Then the downgrade is refused: the module is Warning, naming both versions, and 2.0.0 stays")
+	eventuallyKyma(t, rt, "the downgrade refused", func(k *v1beta2.Kyma) bool {
+		m := k.Status.Modules
+		return len(m) == 1 && m[0].State == shared.StateWarning &&
+			strings.Contains(m[0].Message, "2.0.0") && strings.Contains(m[0].Message, "1.0.0")
+	})
+	require.True(t, sampleSettingsExist(t, rt), "2.0.0 is still installed")
+
+	step(t, "When the Kyma allows downgrades")
+	updateKyma(t, rt, func(k *v1beta2.Kyma) {
+		metav1.SetMetaDataAnnotation(&k.ObjectMeta, shared.AllowDowngradeAnnotation, "true")
+	})
 	step(t, "Then 1.0.0 is back and the ConfigMap of 2.0.0 is pruned")
 	eventuallyKyma(t, rt, "1.0.0 Ready", func(k *v1beta2.Kyma) bool {
 		return ready(k) && k.Status.Modules[0].Version == "1.0.0"
 	})
 	require.Eventually(t, func() bool { return !sampleSettingsExist(t, rt) }, timeout, tick)
+	updateKyma(t, rt, func(k *v1beta2.Kyma) { delete(k.Annotations, shared.AllowDowngradeAnnotation) })
 
 	step(t, "When the module team rolls 2.0.0 out to channel regular")
 	require.NoError(t, h.Publish(t.Context(), "2.0.0", "regular"))

@@ -76,7 +76,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, fmt.Errorf("reading Kyma %s: %w", req.NamespacedName, err)
 	}
-	if kyma.SkipsReconciliation() {
+	// The label pauses reconciliation, not deletion: a Kyma users delete
+	// goes, its runtime cleaned, as with the public lifecycle manager.
+	if kyma.SkipsReconciliation() && kyma.DeletionTimestamp.IsZero() {
 		log.FromContext(ctx).V(1).Info("skipping: the Kyma carries " + shared.SkipReconciliationLabel)
 		return ctrl.Result{}, nil
 	}

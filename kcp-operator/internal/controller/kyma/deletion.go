@@ -2,6 +2,7 @@ package kyma
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,12 +14,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/lifecycle-manager/api/config/crd"
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/catalog"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
+	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
@@ -31,7 +34,8 @@ type RuntimeCleanup func(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Run
 // reconcileDeletion deletes the Manifests and waits for them, then removes
 // everything the operator placed in the runtime, then the finalizer. An
 // unreachable runtime keeps the Kyma in deletion, retried with backoff,
-// until the Purge controller ends the wait.
+// until the Purge controller ends the wait; a runtime whose access Secret
+// is gone is not waited for at all (deleteWithoutRuntime).
 func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(kyma, shared.KymaFinalizer) {
 		return ctrl.Result{}, nil
@@ -39,15 +43,22 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 	if kyma.Status.State != shared.StateDeleting {
 		r.Events.Eventf(kyma, nil, corev1.EventTypeNormal, "Deleting", "Delete", "deleting modules and runtime resources")
 	}
-	remaining, err := r.deleteManifests(ctx, kyma)
-	if err != nil {
-		return ctrl.Result{}, err
+	rt, err := r.Runtimes.For(ctx, kyma)
+	gone, gerr := r.accessSecretGone(ctx, kyma, err)
+	if gerr != nil {
+		return ctrl.Result{}, gerr
+	}
+	if gone {
+		return r.deleteWithoutRuntime(ctx, kyma)
+	}
+	remaining, merr := r.deleteManifests(ctx, kyma)
+	if merr != nil {
+		return ctrl.Result{}, merr
 	}
 	if len(remaining) > 0 {
 		status := deletingStatus(kyma, "waiting for Manifests to be deleted: "+strings.Join(remaining, ", "))
 		return r.Requeue.After(shared.StateDeleting), r.writeStatus(ctx, kyma, status)
 	}
-	rt, err := r.Runtimes.For(ctx, kyma)
 	if err == nil {
 		err = r.cleanupRuntime(ctx, kyma, rt)
 	}
@@ -70,6 +81,54 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 	r.Metrics.forget(kyma.Namespace, kyma.Name)
 	return ctrl.Result{}, nil
 }
+
+// accessSecretGone reports whether the runtime cannot be reached because
+// no Secret for kyma exists any more, as opposed to a Secret that is
+// ambiguous, lacks the key or points at a runtime that does not answer:
+// those may be fixed, a deleted Secret means the runtime was let go.
+func (r *Reconciler) accessSecretGone(ctx context.Context, kyma *v1beta2.Kyma, runtimeErr error) (bool, error) {
+	if !errors.Is(runtimeErr, remote.ErrNoKubeconfig) {
+		return false, nil
+	}
+	// Any Secret labelled for the Kyma counts: one without the key or a
+	// second one is a mistake to fix, not a runtime let go.
+	var secrets corev1.SecretList
+	if err := r.KCP.List(ctx, &secrets, append(kcpindex.OfKyma(kyma), client.UnsafeDisableDeepCopy)...); err != nil {
+		return false, fmt.Errorf("listing the access Secrets of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
+	}
+	return len(secrets.Items) == 0, nil
+}
+
+// deleteWithoutRuntime finishes the deletion of a Kyma whose runtime has no
+// access Secret: nothing can clean the runtime, so waiting would only keep
+// the Kyma and its Manifests until the purge. The Manifests go with our
+// finalizers (and the public operator's) removed.
+func (r *Reconciler) deleteWithoutRuntime(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Result, error) {
+	manifests, err := r.manifestsOf(ctx, kyma)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, mf := range manifests {
+		if err := r.removeManifest(ctx, mf, false); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := finalizer.Remove(ctx, r.KCP, mf, shared.ManifestFinalizer, shared.PublicManifestFinalizer); err != nil {
+			return requeue.OnConflict(err)
+		}
+	}
+	if err := finalizer.Remove(ctx, r.KCP, kyma, shared.KymaFinalizer); err != nil {
+		return requeue.OnConflict(err)
+	}
+	log.FromContext(ctx).Info("deleted without cleaning the runtime: its access Secret is gone", "manifests", len(manifests))
+	r.Events.Eventf(kyma, nil, corev1.EventTypeWarning, ReasonRuntimeNotCleaned, "Delete",
+		"the runtime was not cleaned up: its access Secret is gone; %d Manifests deleted without it", len(manifests))
+	r.Metrics.forget(kyma.Namespace, kyma.Name)
+	return ctrl.Result{}, nil
+}
+
+// ReasonRuntimeNotCleaned is the Event reason of a Kyma deleted without
+// cleaning its runtime, whose access Secret was gone.
+const ReasonRuntimeNotCleaned = "RuntimeNotCleaned"
 
 func deletingStatus(kyma *v1beta2.Kyma, msg string) v1beta2.KymaStatus {
 	status := *kyma.Status.DeepCopy()

@@ -2,9 +2,11 @@ package kyma
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,7 +25,17 @@ type moduleResult struct {
 	resolved *resolve.Module
 	err      error
 	manifest *v1beta2.Manifest
+	// downgrade says why the resolved version was not installed: it is
+	// lower than the installed one, and the Kyma does not allow that.
+	downgrade string
 }
+
+// AllowDowngradeAnnotation on a Kyma lets its modules move to a lower
+// version than the installed one; without it such a change is refused.
+const AllowDowngradeAnnotation = shared.AllowDowngradeAnnotation
+
+// ReasonDowngradeRefused is the Event reason of a refused downgrade.
+const ReasonDowngradeRefused = "DowngradeRefused"
 
 // syncModules resolves the listed and the mandatory modules and keeps one
 // Manifest per managed module: applied when it changed, released when the
@@ -47,6 +59,10 @@ func (r *Reconciler) syncModules(ctx context.Context, kyma *v1beta2.Kyma) ([]mod
 		case m.IsManaged():
 			name := ManifestName(kyma, res.resolved.ModuleName)
 			keep[name] = true
+			if res.downgrade = r.refuseDowngrade(ctx, kyma, res.resolved, existing[name]); res.downgrade != "" {
+				res.manifest = existing[name] // stays as it is, on the installed version
+				break
+			}
 			res.manifest, res.err = r.applyManifest(ctx, kyma, res.resolved, m, existing[name])
 		}
 		results = append(results, res)
@@ -147,10 +163,8 @@ func unmanaged(kyma *v1beta2.Kyma, mf *v1beta2.Manifest) bool {
 
 // previousManifest is the Manifest the last status recorded for a listed module.
 func previousManifest(kyma *v1beta2.Kyma, listedName string) string {
-	for _, s := range kyma.Status.Modules {
-		if s.Name == listedName && s.Manifest != nil {
-			return s.Manifest.Name
-		}
+	if s := previousStatus(kyma, listedName); s != nil && s.Manifest != nil {
+		return s.Manifest.Name
 	}
 	return ""
 }
@@ -162,4 +176,42 @@ func ManifestName(kyma *v1beta2.Kyma, module string) string {
 		name = name[:236] + "-" + hashJSON(name)
 	}
 	return name
+}
+
+// refuseDowngrade returns why installing m over the current Manifest would
+// be a downgrade the Kyma does not allow, or "" when it may be installed.
+// Modules rarely support going back (their CRDs and stored data move
+// forward), so a channel switch to a lower version needs an explicit
+// opt-in. Versions that are not semver cannot be ordered and pass.
+func (r *Reconciler) refuseDowngrade(ctx context.Context, kyma *v1beta2.Kyma, m *resolve.Module, current *v1beta2.Manifest) string {
+	if current == nil || current.Spec.Version == m.Version || shared.IsEnabled(kyma.Annotations, AllowDowngradeAnnotation) {
+		return ""
+	}
+	installed, ierr := semver.NewVersion(current.Spec.Version)
+	offered, oerr := semver.NewVersion(m.Version)
+	if err := errors.Join(ierr, oerr); err != nil {
+		log.FromContext(ctx).V(1).Info("versions are not semver: no downgrade check", "module", m.Name,
+			"installed", current.Spec.Version, "offered", m.Version, "reason", err.Error())
+		return ""
+	}
+	if !offered.LessThan(installed) {
+		return ""
+	}
+	msg := fmt.Sprintf("downgrade from %s to %s (channel %s) refused: %s stays installed; annotate the Kyma with %s=%s to allow it",
+		current.Spec.Version, m.Version, m.Channel, current.Spec.Version, AllowDowngradeAnnotation, shared.EnabledValue)
+	// One Event per refusal, not per reconcile: the status says it meanwhile.
+	if prev := previousStatus(kyma, m.Name); prev == nil || prev.Message != msg {
+		r.Events.Eventf(kyma, nil, corev1.EventTypeWarning, ReasonDowngradeRefused, "InstallModule", "module %s: %s", m.Name, msg)
+	}
+	return msg
+}
+
+// previousStatus is the status the last reconcile recorded for a listed module.
+func previousStatus(kyma *v1beta2.Kyma, listedName string) *v1beta2.ModuleStatus {
+	for i := range kyma.Status.Modules {
+		if kyma.Status.Modules[i].Name == listedName {
+			return &kyma.Status.Modules[i]
+		}
+	}
+	return nil
 }

@@ -179,6 +179,7 @@ func kymaChanged() predicate.Predicate {
 		return o.Generation != n.Generation ||
 			!maps.Equal(o.Labels, n.Labels) ||
 			o.Annotations[shared.SyncNamespaceAnnotation] != n.Annotations[shared.SyncNamespaceAnnotation] ||
+			o.Annotations[AllowDowngradeAnnotation] != n.Annotations[AllowDowngradeAnnotation] ||
 			!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
 			!equality.Semantic.DeepEqual(foreignConditions(o), foreignConditions(n))
 	}}

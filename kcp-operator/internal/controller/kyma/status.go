@@ -84,6 +84,11 @@ func moduleStatus(res moduleResult) v1beta2.ModuleStatus {
 		ms.State, ms.Message = shared.StateError, res.err.Error()
 	case !res.listed.IsManaged():
 		ms.State, ms.Message = shared.StateUnmanaged, "not managed: its resources stay in the runtime untouched"
+	case res.downgrade != "":
+		// What runs is the installed version, not the one the channel offers.
+		ms.Manifest = tracking(res.manifest, v1beta2.ManifestKind)
+		ms.Version = res.manifest.Spec.Version
+		ms.State, ms.Message = shared.StateWarning, res.downgrade
 	case res.manifest == nil:
 		ms.State, ms.Message = shared.StateProcessing, "waiting for its Manifest"
 	default:

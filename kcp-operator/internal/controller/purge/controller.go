@@ -45,8 +45,10 @@ type Reconciler struct {
 	Removal removal.Rules
 }
 
-// ownFinalizers are the finalizers the operator puts on Kymas and Manifests.
-var ownFinalizers = []string{shared.KymaFinalizer, shared.ManifestFinalizer, shared.PurgeFinalizer}
+// ownFinalizers are the finalizers the operator puts on Kymas and Manifests,
+// and the public lifecycle manager's on the Manifests it created before a
+// KCP switched over: nobody else removes that one any more.
+var ownFinalizers = []string{shared.KymaFinalizer, shared.ManifestFinalizer, shared.PurgeFinalizer, shared.PublicManifestFinalizer}
 
 // Reconcile purges the Kyma once its deletion is older than the grace period.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -54,7 +56,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if kyma.DeletionTimestamp.IsZero() || kyma.SkipsReconciliation() || !hasOwnFinalizer(kyma) {
+	// skip-reconciliation does not exempt a Kyma: a deletion stuck past
+	// the grace period is purged all the same.
+	if kyma.DeletionTimestamp.IsZero() || !hasOwnFinalizer(kyma) {
 		return ctrl.Result{}, nil
 	}
 	if wait := time.Until(kyma.DeletionTimestamp.Add(r.Grace)); wait > 0 {
