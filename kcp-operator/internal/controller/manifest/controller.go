@@ -112,11 +112,23 @@ func (r *Reconciler) runtime(ctx context.Context, mf *v1beta2.Manifest) (*remote
 	return r.Runtimes.For(ctx, kyma)
 }
 
+// ensureFinalizer puts our finalizer on mf. A Manifest that the public
+// lifecycle manager created carries that operator's finalizer, which
+// nobody removes once this operator runs the KCP: it is replaced by ours in
+// the same patch, so that our deletion path owns the Manifest's end.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, mf *v1beta2.Manifest) error {
-	if controllerutil.ContainsFinalizer(mf, shared.ManifestFinalizer) {
+	public := controllerutil.ContainsFinalizer(mf, shared.PublicManifestFinalizer)
+	if controllerutil.ContainsFinalizer(mf, shared.ManifestFinalizer) && !public {
 		return nil
 	}
-	return finalizer.Patch(ctx, r.KCP, mf, func() { controllerutil.AddFinalizer(mf, shared.ManifestFinalizer) })
+	err := finalizer.Patch(ctx, r.KCP, mf, func() {
+		controllerutil.RemoveFinalizer(mf, shared.PublicManifestFinalizer)
+		controllerutil.AddFinalizer(mf, shared.ManifestFinalizer)
+	})
+	if err == nil && public {
+		log.FromContext(ctx).Info("took over the Manifest from the public lifecycle manager", "finalizer", shared.PublicManifestFinalizer)
+	}
+	return err
 }
 
 // namespacedIn answers scope questions from the runtime's REST mapper.

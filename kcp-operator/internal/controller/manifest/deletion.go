@@ -25,13 +25,21 @@ const maxBlockersNamed = 5
 
 // reconcileDeletion removes the module: the default CR first, then — once
 // no user CRs of the module's kinds remain — the module's objects, CRDs and
-// namespaces last as the removal rules allow, then the finalizer. A released (unmanaged) module keeps
-// its objects.
+// namespaces last as the removal rules allow, then the finalizer. A
+// released (unmanaged) module keeps its objects, without the operator's
+// labels. A Manifest the public lifecycle manager still holds by its
+// finalizer (deleted before the takeover in ensureFinalizer) is removed
+// the same way, and loses that finalizer too.
 func (r *Reconciler) reconcileDeletion(ctx context.Context, mf *v1beta2.Manifest) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(mf, shared.ManifestFinalizer) {
+	if !controllerutil.ContainsFinalizer(mf, shared.ManifestFinalizer) && !controllerutil.ContainsFinalizer(mf, shared.PublicManifestFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	if mf.Annotations[shared.UnmanagedAnnotation] == shared.EnabledValue {
+	if released(mf) {
+		if err := r.release(ctx, mf); err != nil {
+			obs := failed(mf, v1beta2.ConditionInstallation, remote.ConditionReason(err, "ReleaseFailed"), err)
+			obs.state = shared.StateDeleting
+			return ctrl.Result{}, joinErr(r.writeStatus(ctx, mf, obs), err)
+		}
 		r.event(mf, false, "Released", "the module is unmanaged: its resources stay in the runtime")
 		return requeue.OnConflict(r.removeFinalizer(ctx, mf))
 	}
@@ -145,8 +153,11 @@ func userResources(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest
 	return found, nil
 }
 
+// removeFinalizer removes our finalizer and the public lifecycle manager's:
+// that operator no longer runs on a switched KCP, so its finalizer would
+// hold the Manifest forever.
 func (r *Reconciler) removeFinalizer(ctx context.Context, mf *v1beta2.Manifest) error {
-	return finalizer.Remove(ctx, r.KCP, mf, shared.ManifestFinalizer)
+	return finalizer.Remove(ctx, r.KCP, mf, shared.ManifestFinalizer, shared.PublicManifestFinalizer)
 }
 
 func joinErr(a, b error) error {

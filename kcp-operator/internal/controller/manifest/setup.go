@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,7 +21,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("manifest").
 		For(&v1beta2.Manifest{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, releaseChanged{})))
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, releaseChanged{}, publicFinalizer{})))
 	for _, s := range r.Sources {
 		b = b.WatchesRawSource(s)
 	}
@@ -36,6 +37,15 @@ type releaseChanged struct{ predicate.Funcs }
 func (releaseChanged) Update(e event.UpdateEvent) bool {
 	return e.ObjectOld.GetAnnotations()[shared.UnmanagedAnnotation] != e.ObjectNew.GetAnnotations()[shared.UnmanagedAnnotation] ||
 		!e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp())
+}
+
+// publicFinalizer passes updates that leave the public lifecycle manager's
+// finalizer on a Manifest (that operator, or a restore from a backup, put
+// it there), so that it is taken over without waiting for the resync.
+type publicFinalizer struct{ predicate.Funcs }
+
+func (publicFinalizer) Update(e event.UpdateEvent) bool {
+	return slices.Contains(e.ObjectNew.GetFinalizers(), shared.PublicManifestFinalizer)
 }
 
 // Metrics of the Manifest controller.
