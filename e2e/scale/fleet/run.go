@@ -138,6 +138,10 @@ func (ru *run) converge(ctx context.Context) error {
 		if err != nil {
 			conv.ProjectedSeconds = projectReady(last, ru.opts.Kymas)
 		}
+		conv.HalfReadySeconds = readyAt(last, float64(ru.opts.Kymas)/2)
+		if conv.HalfReadySeconds > 0 && conv.Until() > 0 {
+			conv.HalfReadyShare = conv.HalfReadySeconds / conv.Until()
+		}
 	}
 	ru.r.Convergence = conv
 	ru.r.Operator.PeakRSS = max(ru.ready.peakRSS, end.usage.PeakRSS)
@@ -182,11 +186,22 @@ func (ru *run) boundAfterTimeout(ctx context.Context) error {
 }
 
 func projectReady(ready []plot.XY, total int) float64 {
-	xs, ys := make([]float64, len(ready)), make([]float64, len(ready))
-	for i, p := range ready {
+	xs, ys := split(ready)
+	return stats.Project(xs, ys, float64(total))
+}
+
+// readyAt is when the Ready count first reached n.
+func readyAt(ready []plot.XY, n float64) float64 {
+	xs, ys := split(ready)
+	return stats.Reached(xs, ys, n)
+}
+
+func split(points []plot.XY) (xs, ys []float64) {
+	xs, ys = make([]float64, len(points)), make([]float64, len(points))
+	for i, p := range points {
 		xs[i], ys[i] = p.X, p.Y
 	}
-	return stats.Project(xs, ys, float64(total))
+	return xs, ys
 }
 
 func (ru *run) idle(ctx context.Context) error {

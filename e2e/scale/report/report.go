@@ -78,7 +78,12 @@ type Convergence struct {
 	// RatioToBound is Seconds (or ProjectedSeconds) over the bare client's
 	// seconds.
 	RatioToBound float64 `json:"ratioToBound,omitempty"`
-	Served       *Served `json:"served,omitempty"`
+	// HalfReadySeconds is when half of the Kymas were Ready; HalfReadyShare
+	// that as a share of Until: about 0.5 when Kymas become Ready steadily,
+	// near 1 when most become Ready at the end.
+	HalfReadySeconds float64 `json:"halfReadySeconds,omitempty"`
+	HalfReadyShare   float64 `json:"halfReadyShare,omitempty"`
+	Served           *Served `json:"served,omitempty"`
 }
 
 // Until is the time until every Kyma is Ready: measured, or projected when

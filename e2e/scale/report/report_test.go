@@ -23,6 +23,11 @@ func measured() *report.Report {
 		Convergence: &report.Convergence{
 			Seconds: 90, Ready: 1000, RatioToBound: 1.8, Reconciles: 9000, ReconcilesPerSecond: 100,
 			KCPRequests: 27000, KCPRequestsPerSecond: 300, KCPRequestsPerReconcile: 3,
+			HalfReadySeconds: 45, HalfReadyShare: 0.5,
+			Served: &report.Served{KCP: map[string]float64{
+				"APPLY manifests": 5000, "APPLY manifests/status": 5000, "APPLY kymas/status": 1000, "PATCH kymas": 1000,
+				"POST events": 1000, "GET secrets": 9000, "LIST kymas": 3,
+			}},
 		},
 		Operator: report.Operator{PeakRSS: 700 << 20, SteadyRSS: 600 << 20, BaselineRSS: 60 << 20, RSSPerRuntime: 540 << 10},
 		Idle:     &report.Idle{Seconds: 300, CPUSeconds: 3, CorePercent: 1},
@@ -38,13 +43,14 @@ func measured() *report.Report {
 func TestJudgeMet(t *testing.T) {
 	r := measured()
 	r.Judge()
-	require.Len(t, r.Targets, 6)
+	require.Len(t, r.Targets, 8)
 	for _, tg := range r.Targets {
 		require.NotNil(t, tg.Met, tg.Name)
 		assert.True(t, *tg.Met, "%s: %s", tg.Name, tg.Value)
 	}
 	assert.Contains(t, r.Targets[1].Value, "3.00%", "idle window plus the amortized resync")
 	assert.Contains(t, r.Targets[2].Value, "900 ms (during the release)", "the worse p99 counts")
+	assert.Contains(t, r.Targets[7].Value, "13000 writes = 0.87×", "reads are not writes")
 }
 
 func TestIdleTargetDoesNotCountResyncsTwice(t *testing.T) {
@@ -76,6 +82,8 @@ func TestJudgeNotMet(t *testing.T) {
 		{"lost idle edit", func(r *report.Report) { r.Push.Lost = 1 }, 3},
 		{"too much memory", func(r *report.Report) { r.Operator.PeakRSS = 5 << 30 }, 4},
 		{"release at once", func(r *report.Report) { r.Release.FirstToLastUpdate = 3 }, 5},
+		{"Ready at the end", func(r *report.Report) { r.Convergence.HalfReadyShare = 0.9 }, 6},
+		{"too many writes", func(r *report.Report) { r.Convergence.Served.KCP["APPLY kymas/status"] = 8000 }, 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := measured()

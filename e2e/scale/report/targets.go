@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/lifecycle-manager/e2e/scale/stats"
 )
@@ -24,11 +25,16 @@ const (
 	MaxIdlePushP99Ms    = 150.0
 	MaxRSSBytes         = 4 << 30
 	MinReleaseSpreadUse = 0.5
+	// Issue 21: Kymas become Ready steadily, and the KCP serves few more
+	// writes than the bare client needs.
+	MaxHalfReadyShare   = 0.6
+	MaxKCPWritesToBound = 1.3
 )
 
 // Judge fills r.Targets from the measured sections.
 func (r *Report) Judge() {
-	r.Targets = []Target{r.convergenceTarget(), r.idleTarget(), r.pushTarget(), r.idlePushTarget(), r.memoryTarget(), r.releaseTarget()}
+	r.Targets = []Target{r.convergenceTarget(), r.idleTarget(), r.pushTarget(), r.idlePushTarget(), r.memoryTarget(),
+		r.releaseTarget(), r.linearityTarget(), r.writesTarget()}
 }
 
 func judged(name, goal, value string, met bool, note string) Target {
@@ -144,4 +150,44 @@ func Bytes(n int64) string {
 	default:
 		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
 	}
+}
+
+// linearityTarget: a user watching a rollout sees Kymas become Ready
+// steadily, not most of them at the end.
+func (r *Report) linearityTarget() Target {
+	const name, goal = "Ready tracks the work", "half the Kymas Ready by 0.6 of the time until all are"
+	c := r.Convergence
+	if c == nil || c.HalfReadyShare == 0 {
+		return notMeasured(name, goal)
+	}
+	value := fmt.Sprintf("half Ready after %.0f s of %.0f s = %.2f", c.HalfReadySeconds, c.Until(), c.HalfReadyShare)
+	return judged(name, goal, value, c.HalfReadyShare <= MaxHalfReadyShare, "")
+}
+
+// writesTarget compares the writes the KCP API server served during the
+// convergence (every verb that changes state, whoever sent it) with the
+// bare client's.
+func (r *Report) writesTarget() Target {
+	const name, goal = "KCP writes", "at most 1.3× the bare client's writes"
+	c, b := r.Convergence, r.Bound
+	if c == nil || c.Served == nil || b == nil || b.Writes == 0 {
+		return notMeasured(name, goal)
+	}
+	writes := KCPWrites(c.Served.KCP)
+	ratio := writes / float64(b.Writes)
+	value := fmt.Sprintf("%.0f writes = %.2f× the bound's %d", writes, ratio, b.Writes)
+	return judged(name, goal, value, ratio <= MaxKCPWritesToBound, "")
+}
+
+// KCPWrites sums the served requests ("VERB resource") that write.
+func KCPWrites(served map[string]float64) float64 {
+	total := 0.0
+	for key, n := range served {
+		verb, _, _ := strings.Cut(key, " ")
+		switch verb {
+		case "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION":
+			total += n
+		}
+	}
+	return total
 }

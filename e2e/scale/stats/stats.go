@@ -93,3 +93,20 @@ func Project(xs, ys []float64, total float64) float64 {
 	}
 	return xs[n-1] + (total-ys[n-1])*dx/dy
 }
+
+// Reached returns when a count sampled as points (X seconds, Y count) first
+// reached target, interpolated between the two samples around it; 0 when it
+// never did.
+func Reached(xs, ys []float64, target float64) float64 {
+	n := min(len(xs), len(ys))
+	for i := range n {
+		if ys[i] < target {
+			continue
+		}
+		if i == 0 || ys[i] == ys[i-1] {
+			return xs[i]
+		}
+		return xs[i-1] + (target-ys[i-1])*(xs[i]-xs[i-1])/(ys[i]-ys[i-1])
+	}
+	return 0
+}

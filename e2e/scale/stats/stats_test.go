@@ -86,3 +86,24 @@ func TestProject(t *testing.T) {
 		})
 	}
 }
+
+func TestReached(t *testing.T) {
+	xs := []float64{0, 10, 20, 30}
+	tests := []struct {
+		name   string
+		ys     []float64
+		target float64
+		want   float64
+	}{
+		{"between two samples", []float64{0, 100, 300, 1000}, 500, 20 + 10*200.0/700},
+		{"on a sample", []float64{0, 100, 500, 1000}, 500, 20},
+		{"at the first sample", []float64{600, 700, 800, 1000}, 500, 0},
+		{"never", []float64{0, 100, 200, 300}, 500, 0},
+		{"a crawl, then a jump", []float64{0, 10, 20, 1000}, 500, 20 + 10*480.0/980},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.InDelta(t, tt.want, stats.Reached(xs, tt.ys, tt.target), 1e-9)
+		})
+	}
+}
