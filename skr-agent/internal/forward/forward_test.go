@@ -75,6 +75,24 @@ func (s *setup) failed(reason string) float64 {
 	return testutil.ToFloat64(s.metrics.EventsFailed.WithLabelValues(reason))
 }
 
+// answerInTurn makes the receiver answer with codes in turn, the last one
+// from then on; calls counts the requests.
+func (s *setup) answerInTurn(codes ...int) (calls func() int) {
+	var mu sync.Mutex
+	n := 0
+	s.receiver.SetAnswer(func(*http.Request) kcptest.Answer {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return kcptest.Answer{Status: codes[min(n, len(codes))-1]}
+	})
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
 func names(events []kcptest.Received) []string {
 	var out []string
 	for _, e := range events {
@@ -119,17 +137,7 @@ func TestKCPDownThenUp(t *testing.T) {
 
 func TestServerErrorsAreRetried(t *testing.T) {
 	s := newSetup(t, 100, fast)
-	var mu sync.Mutex
-	calls := 0
-	s.receiver.SetAnswer(func(*http.Request) kcptest.Answer {
-		mu.Lock()
-		defer mu.Unlock()
-		calls++
-		if calls <= 2 {
-			return kcptest.Answer{Status: http.StatusServiceUnavailable}
-		}
-		return kcptest.Answer{Status: http.StatusOK}
-	})
+	s.answerInTurn(http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK)
 	s.start(t)
 	s.forwarder.Enqueue(key("a"), "")
 	require.Eventually(t, func() bool { return s.receiver.Count() == 1 }, 10*time.Second, 5*time.Millisecond)
@@ -165,17 +173,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 // replacement is mounted; the event waits for it instead of being lost.
 func TestARefusedCertificateIsRetried(t *testing.T) {
 	s := newSetup(t, 100, fast)
-	var mu sync.Mutex
-	calls := 0
-	s.receiver.SetAnswer(func(*http.Request) kcptest.Answer {
-		mu.Lock()
-		defer mu.Unlock()
-		calls++
-		if calls == 1 {
-			return kcptest.Answer{Status: http.StatusUnauthorized}
-		}
-		return kcptest.Answer{Status: http.StatusOK}
-	})
+	s.answerInTurn(http.StatusUnauthorized, http.StatusOK)
 	s.start(t)
 	s.forwarder.Enqueue(key("a"), "")
 	require.Eventually(t, func() bool { return s.receiver.Count() == 1 }, 10*time.Second, 5*time.Millisecond)
@@ -185,23 +183,14 @@ func TestARefusedCertificateIsRetried(t *testing.T) {
 
 func TestClientErrorsAreNotRetried(t *testing.T) {
 	s := newSetup(t, 100, fast)
-	var mu sync.Mutex
-	calls := 0
-	s.receiver.SetAnswer(func(r *http.Request) kcptest.Answer {
-		mu.Lock()
-		defer mu.Unlock()
-		calls++
-		return kcptest.Answer{Status: http.StatusBadRequest}
-	})
+	calls := s.answerInTurn(http.StatusBadRequest)
 	s.start(t)
 	s.forwarder.Enqueue(key("a"), "")
 	require.Eventually(t, func() bool { return s.failed(metrics.ReasonRejected) == 1 }, 10*time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool { return s.queue.Len() == 0 }, time.Second, time.Millisecond)
 	s.forwarder.Enqueue(key("b"), "") // a later event still goes out: the queue is not stuck
 	require.Eventually(t, func() bool { return s.failed(metrics.ReasonRejected) == 2 }, 10*time.Second, 5*time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Equal(t, 2, calls, "each rejected event was sent once")
+	assert.Equal(t, 2, calls(), "each rejected event was sent once")
 	assert.Zero(t, testutil.ToFloat64(s.metrics.EventsRetried))
 }
 

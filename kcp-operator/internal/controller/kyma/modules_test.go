@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
 )
 
@@ -27,6 +28,15 @@ func defaultCR(kind string) map[string]any { return testmodule.DefaultCR(kind) }
 func publish(t *testing.T, m module) {
 	t.Helper()
 	require.NoError(t, m.Publish(t.Context(), kcp.Client, reg.Host, kcpNamespace))
+}
+
+// kymaWithModule publishes m in channel regular and creates Kyma kyma
+// listing it.
+func kymaWithModule(t *testing.T, kyma string, m module) {
+	t.Helper()
+	publish(t, m)
+	releaseMeta(t, m.Name, map[string]string{"regular": m.Version})
+	newKyma(t, kyma, func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: m.Name}} })
 }
 
 // playModuleOperator makes the module's Deployment available and, with

@@ -47,9 +47,7 @@ func kymaAndManifestGone(t *testing.T, kyma, manifest string) {
 // its Kyma completes.
 func TestPublicFinalizerIsTakenOver(t *testing.T) {
 	keepRuntimeCRDs(t)
-	publish(t, module{Name: "heirloom", Version: "1.0.0"})
-	releaseMeta(t, "heirloom", map[string]string{"regular": "1.0.0"})
-	newKyma(t, "inherited", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "heirloom"}} })
+	kymaWithModule(t, "inherited", module{Name: "heirloom", Version: "1.0.0"})
 	eventuallyManifest(t, "inherited-heirloom", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
 
 	updateManifest(t, "inherited-heirloom", func(mf *v1beta2.Manifest) {
@@ -69,9 +67,7 @@ func TestPublicFinalizerIsTakenOver(t *testing.T) {
 // module is removed and the finalizer with it.
 func TestManifestHeldByThePublicFinalizerIsDeleted(t *testing.T) {
 	keepRuntimeCRDs(t)
-	publish(t, module{Name: "bequest", Version: "1.0.0"})
-	releaseMeta(t, "bequest", map[string]string{"regular": "1.0.0"})
-	newKyma(t, "bequeathed", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "bequest"}} })
+	kymaWithModule(t, "bequeathed", module{Name: "bequest", Version: "1.0.0"})
 	eventuallyManifest(t, "bequeathed-bequest", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
 
 	// Skipping keeps the Manifest controller away while the Manifest is

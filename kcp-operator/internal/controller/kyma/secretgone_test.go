@@ -17,9 +17,7 @@ import (
 )
 
 func TestDeletionWithoutAccessSecretFinishesAtOnce(t *testing.T) {
-	publish(t, module{Name: "victor-secret", Version: "1.0.0"})
-	releaseMeta(t, "victor-secret", map[string]string{"regular": "1.0.0"})
-	newKyma(t, "secret-gone", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "victor-secret"}} })
+	kymaWithModule(t, "secret-gone", module{Name: "victor-secret", Version: "1.0.0"})
 	moduleConfigMap(t, "secret-gone", "victor-secret")
 
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig-secret-gone", Namespace: kcpNamespace}}

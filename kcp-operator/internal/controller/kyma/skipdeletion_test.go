@@ -33,9 +33,7 @@ func moduleConfigMap(t *testing.T, kyma, module string) *corev1.ConfigMap {
 }
 
 func TestSkipReconciliationDoesNotBlockDeletion(t *testing.T) {
-	publish(t, module{Name: "uniform-skip", Version: "1.0.0"})
-	releaseMeta(t, "uniform-skip", map[string]string{"regular": "1.0.0"})
-	newKyma(t, "skip-deleted", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "uniform-skip"}} })
+	kymaWithModule(t, "skip-deleted", module{Name: "uniform-skip", Version: "1.0.0"})
 	cm := moduleConfigMap(t, "skip-deleted", "uniform-skip")
 	updateKyma(t, "skip-deleted", func(k *v1beta2.Kyma) { k.Labels[shared.SkipReconciliationLabel] = shared.EnabledValue })
 
@@ -51,9 +49,7 @@ func TestSkipReconciliationDoesNotBlockDeletion(t *testing.T) {
 }
 
 func TestSkipReconciliationDoesNotBlockPurge(t *testing.T) {
-	publish(t, module{Name: "uniform-skip-purge", Version: "1.0.0"})
-	releaseMeta(t, "uniform-skip-purge", map[string]string{"regular": "1.0.0"})
-	newKyma(t, "skip-purged", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "uniform-skip-purge"}} })
+	kymaWithModule(t, "skip-purged", module{Name: "uniform-skip-purge", Version: "1.0.0"})
 	moduleConfigMap(t, "skip-purged", "uniform-skip-purge")
 	// The Manifest controller leaves this Manifest alone, so the deletion
 	// cannot finish and only the purge ends it.

@@ -19,9 +19,7 @@ import (
 // leaves the module's objects in the runtime without the labels by which
 // the drift watch selects them, and with everything else they carry.
 func TestReleasedModuleLosesTheOperatorsLabels(t *testing.T) {
-	publish(t, module{Name: "relic", Version: "1.0.0", Data: defaultCR("Relic")})
-	releaseMeta(t, "relic", map[string]string{"regular": "1.0.0"})
-	newKyma(t, "released", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "relic"}} })
+	kymaWithModule(t, "released", module{Name: "relic", Version: "1.0.0", Data: defaultCR("Relic")})
 	eventuallyManifest(t, "released-relic", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
 	require.Eventually(t, func() bool {
 		return runtimeObject(t, testGroup+"/v1", "Relic", "released", "default") == nil
