@@ -13,6 +13,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	catalogctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/catalog"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
@@ -41,6 +42,9 @@ type builder struct {
 	push     *pushPath
 	log      logr.Logger
 	renderer *render.Renderer
+	// board carries the catalog's and the agent's conditions to the Kyma
+	// controller's status write.
+	board *conditions.Board
 }
 
 func (b *builder) requeue() requeue.Requeue {
@@ -75,6 +79,7 @@ func (b *builder) addControllers(ctx context.Context) error {
 		},
 		Concurrency: b.opts.RenderConcurrency, Isolate: b.opts.RenderIsolation,
 	})
+	b.board = conditions.NewBoard()
 	skr, err := b.skrWebhook()
 	if err != nil {
 		return err
@@ -83,7 +88,7 @@ func (b *builder) addControllers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cat := &catalogctrl.Reconciler{KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueError}
+	cat := &catalogctrl.Reconciler{KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueError, Board: b.board}
 	if err := cat.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.CatalogConcurrency), b.opts.TemplateChangeSpread); err != nil {
 		return err
 	}
@@ -107,7 +112,7 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 	r := &kymactrl.Reconciler{
 		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resolver: resolve.New(b.mgr.GetClient(), b.opts.TemplateNamespaces...),
 		Events: b.events("lifecycle-manager"), Metrics: m, Requeue: b.requeue(),
-		Required: []string{v1beta2.ConditionModuleCatalog}, RequeueNoPush: b.opts.RequeueNoPush,
+		Required: []string{v1beta2.ConditionModuleCatalog}, RequeueNoPush: b.opts.RequeueNoPush, Board: b.board,
 	}
 	if skr != nil {
 		r.Required = append(r.Required, v1beta2.ConditionSKRWebhook)
@@ -117,6 +122,7 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 		r.Sources, r.Pushed = []source.Source{b.push.kymaEvents}, b.push.tracker
 		r.Fresh, r.Recheck = b.push.kymaWaits, b.opts.PushRecheckDelay
 	}
+	r.Sources = append(r.Sources, b.board.Source())
 	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.opts.TemplateChangeSpread)
 }
 
@@ -134,7 +140,7 @@ func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
 	r := &skrwebhookctrl.Reconciler{
 		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, PKI: b.push.pki, Installer: installer,
 		SecretName: b.push.pki.Options.RuntimeSecret, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueBusy,
-		Events: b.events("lifecycle-manager-skrwebhook"),
+		Events: b.events("lifecycle-manager-skrwebhook"), Board: b.board,
 	}
 	if b.push.agentEvents != nil {
 		r.Sources = []source.Source{b.push.agentEvents}

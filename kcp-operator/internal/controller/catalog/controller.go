@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -20,9 +21,6 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
 
-// StatusOwner owns the ModuleCatalog condition.
-const StatusOwner = "lifecycle-manager-catalog"
-
 // Reconciler syncs the catalog of one Kyma's runtime.
 type Reconciler struct {
 	KCP      client.Client
@@ -31,16 +29,23 @@ type Reconciler struct {
 	Resync time.Duration
 	// Retry is the wait after a failed sync.
 	Retry time.Duration
+	// Board takes the ModuleCatalog condition to the Kyma controller.
+	Board *conditions.Board
 }
 
-// Reconcile syncs the catalog and writes the ModuleCatalog condition.
+// Reconcile syncs the catalog and reports the ModuleCatalog condition.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	kyma := &v1beta2.Kyma{}
 	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Board.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // the Kyma controller removes the catalog with the Kyma
+	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() || !enqueue.TakenOver(kyma) {
+		// The Kyma controller removes the catalog with the Kyma; a Kyma it
+		// has not taken over yet comes back when it has.
+		return ctrl.Result{}, nil
 	}
 	res, err := r.sync(ctx, kyma)
 	// The message does not count the catalog: a new template would then
@@ -54,9 +59,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, remote.ConditionReason(err, "SyncWarning"), err.Error()
 	}
-	if werr := r.writeCondition(ctx, kyma, cond); client.IgnoreNotFound(werr) != nil { // gone while syncing
-		return ctrl.Result{}, werr
-	}
+	r.Board.Report(kyma, cond)
 	if err != nil {
 		// The failure is in the condition; a fixed retry instead of the
 		// growing per-item backoff keeps a runtime that was down briefly
@@ -103,19 +106,13 @@ func (r *Reconciler) undoIfDeleted(ctx context.Context, kyma *v1beta2.Kyma, rt *
 	return nil
 }
 
-// writeCondition applies the ModuleCatalog condition when it changed, so
-// that an idle catalog causes no writes.
-func (r *Reconciler) writeCondition(ctx context.Context, kyma *v1beta2.Kyma, cond metav1.Condition) error {
-	return conditions.Apply(ctx, r.KCP, kyma, cond, StatusOwner)
-}
-
 // SetupWithManager registers the controller. A template or release meta
 // change re-enqueues every Kyma of its namespace within spread.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, spread time.Duration) error {
 	everyKyma := enqueue.AllKymas(mgr.GetClient(), spread)
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("catalog").
-		For(&v1beta2.Kyma{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		For(&v1beta2.Kyma{}, builder.WithPredicates(enqueue.TakenOverKymas())).
 		Watches(&v1beta2.ModuleTemplate{}, everyKyma, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&v1beta2.ModuleReleaseMeta{}, everyKyma, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(opts).

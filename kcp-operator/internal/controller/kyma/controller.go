@@ -7,7 +7,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
@@ -48,6 +48,9 @@ type Reconciler struct {
 	// Required are the conditions of other controllers that must exist and
 	// be true for the Kyma to be Ready (ModuleCatalog, SKRWebhook).
 	Required []string
+	// Board carries those conditions from their controllers to this one's
+	// status write.
+	Board *conditions.Board
 	// Sources are further event sources, e.g. the push path's events.
 	Sources []source.Source
 	// Pushed measures the push path's last hop; nil without the push path.
@@ -72,6 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forget(req.Namespace, req.Name)
+			r.Board.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading Kyma %s: %w", req.NamespacedName, err)
@@ -118,20 +122,22 @@ func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	status := r.desiredStatus(kyma, modules)
+	status := r.statusToWrite(kyma, modules)
 	if err := r.writeStatus(ctx, kyma, status); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := mirrorStatus(ctx, rt, remoteKyma, status); err != nil {
 		return r.runtimeFailed(ctx, kyma, rt, err)
 	}
-	return r.withoutPush(status, r.Requeue.After(status.State)), nil
+	return r.withoutPush(kyma, r.Requeue.After(status.State)), nil
 }
 
 // withoutPush shortens the resync while the Kyma's agent is not ready.
-func (r *Reconciler) withoutPush(status v1beta2.KymaStatus, res ctrl.Result) ctrl.Result {
-	if r.RequeueNoPush <= 0 || !slices.Contains(r.Required, v1beta2.ConditionSKRWebhook) ||
-		meta.IsStatusConditionTrue(status.Conditions, v1beta2.ConditionSKRWebhook) {
+func (r *Reconciler) withoutPush(kyma *v1beta2.Kyma, res ctrl.Result) ctrl.Result {
+	if r.RequeueNoPush <= 0 || !slices.Contains(r.Required, v1beta2.ConditionSKRWebhook) {
+		return res
+	}
+	if c := r.Board.Find(kyma, v1beta2.ConditionSKRWebhook); c != nil && c.Status == metav1.ConditionTrue {
 		return res
 	}
 	if res.RequeueAfter == 0 || res.RequeueAfter > r.RequeueNoPush {
@@ -148,6 +154,7 @@ func (r *Reconciler) runtimeFailed(ctx context.Context, kyma *v1beta2.Kyma, rt *
 	}
 	r.warnRefused(kyma, cause)
 	status := *kyma.Status.DeepCopy()
+	status.Conditions, _ = r.Board.Merged(kyma)
 	status.State = shared.StateError
 	setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, false, remote.ConditionReason(cause, "Unreachable"), cause.Error())
 	status.LastOperation = lastOperation("runtime: " + cause.Error())

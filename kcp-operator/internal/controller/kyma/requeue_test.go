@@ -32,7 +32,7 @@ func TestWithoutPushShortensTheResync(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, tc.r.withoutPush(tc.status, tc.in).RequeueAfter)
+			assert.Equal(t, tc.want, tc.r.withoutPush(&v1beta2.Kyma{Status: tc.status}, tc.in).RequeueAfter)
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -172,7 +171,8 @@ func (u *Users) handler(keys KeysFunc) handler.EventHandler {
 }
 
 // kymaChanged lets through what the Kyma controller must react to, and not
-// its own status writes.
+// its own status writes. The conditions of other controllers come through
+// the Board's source.
 func kymaChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld.(*v1beta2.Kyma), e.ObjectNew.(*v1beta2.Kyma)
@@ -180,20 +180,8 @@ func kymaChanged() predicate.Predicate {
 			!maps.Equal(o.Labels, n.Labels) ||
 			o.Annotations[shared.SyncNamespaceAnnotation] != n.Annotations[shared.SyncNamespaceAnnotation] ||
 			o.Annotations[AllowDowngradeAnnotation] != n.Annotations[AllowDowngradeAnnotation] ||
-			!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
-			!equality.Semantic.DeepEqual(foreignConditions(o), foreignConditions(n))
+			!o.DeletionTimestamp.Equal(n.DeletionTimestamp)
 	}}
-}
-
-// foreignConditions are the conditions other controllers write on a Kyma.
-func foreignConditions(k *v1beta2.Kyma) map[string]string {
-	out := map[string]string{}
-	for _, c := range k.Status.Conditions {
-		if c.Type != v1beta2.ConditionModules && c.Type != v1beta2.ConditionRuntime {
-			out[c.Type] = string(c.Status) + "/" + c.Reason + "/" + c.Message
-		}
-	}
-	return out
 }
 
 func manifestChanged() predicate.Predicate {

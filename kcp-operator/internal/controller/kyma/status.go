@@ -22,11 +22,36 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
 
-// desiredStatus computes the Kyma status from the module results; the
-// conditions of other controllers are kept and count towards the state.
-func (r *Reconciler) desiredStatus(kyma *v1beta2.Kyma, results []moduleResult) v1beta2.KymaStatus {
+// statusToWrite is the status this reconcile writes: the desired one, with
+// the conditions other controllers reported. While the Kyma stays
+// Processing, reports that only say a part is done (true conditions) are
+// held back when nothing else changed: the write that ends the Processing
+// carries them. Every new Kyma would otherwise cost a status write for each
+// part done, the catalog's and the agent's, on the way to Ready.
+func (r *Reconciler) statusToWrite(kyma *v1beta2.Kyma, results []moduleResult) v1beta2.KymaStatus {
+	conds, news := r.Board.Merged(kyma)
+	status := r.desiredStatus(kyma, results, conds)
+	if len(news) == 0 || status.State != shared.StateProcessing || kyma.Status.State != shared.StateProcessing {
+		return status
+	}
+	for _, c := range news {
+		if c.Status != metav1.ConditionTrue {
+			return status
+		}
+	}
+	if held := r.desiredStatus(kyma, results, kyma.Status.Conditions); sameStatus(held, kyma.Status) {
+		return held
+	}
+	return status
+}
+
+// desiredStatus computes the Kyma status from the module results; conds,
+// the conditions of other controllers among them, are kept and count
+// towards the state.
+func (r *Reconciler) desiredStatus(kyma *v1beta2.Kyma, results []moduleResult, conds []metav1.Condition) v1beta2.KymaStatus {
 	kept := kyma.Status
 	kept.Modules = nil // rebuilt below, so not worth a deep copy
+	kept.Conditions = conds
 	status := *kept.DeepCopy()
 	status.Modules = make([]v1beta2.ModuleStatus, 0, len(results))
 	states := make([]shared.State, 0, len(results))
@@ -179,8 +204,10 @@ func keepOrNew(old shared.LastOperation, msg string) shared.LastOperation {
 	return lastOperation(msg)
 }
 
-// ownConditions are the condition types this controller writes.
-var ownConditions = []string{v1beta2.ConditionModules, v1beta2.ConditionRuntime}
+// ownConditions are the condition types this controller writes: its own
+// and those other controllers report through the Board.
+var ownConditions = []string{v1beta2.ConditionModules, v1beta2.ConditionRuntime,
+	v1beta2.ConditionModuleCatalog, v1beta2.ConditionSKRWebhook}
 
 // writeStatus applies status to the KCP Kyma when it changed. It is the
 // only place that writes the KCP Kyma's status.

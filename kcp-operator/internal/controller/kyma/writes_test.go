@@ -9,12 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
 )
 
 // writes counts the stored changes of one KCP Kyma, seen by a watch:
@@ -82,4 +84,21 @@ func TestNewKymaTakesOneMetadataWrite(t *testing.T) {
 	metadata, status := counted.counts()
 	assert.Equal(t, 1, metadata, "metadata writes of a new Kyma")
 	t.Logf("status writes until Ready: %d", status)
+}
+
+// TestOnlyTheKymaControllerWritesKymaStatus: the catalog's condition
+// reaches the Kyma through the Kyma controller's status write; a controller
+// writing its own condition costs every new Kyma a status write more.
+func TestOnlyTheKymaControllerWritesKymaStatus(t *testing.T) {
+	counted := watchKymaWrites(t, "one-writer")
+	newKyma(t, "one-writer")
+	k := eventuallyKyma(t, "one-writer", "Ready", stateIs(shared.StateReady))
+	assert.True(t, meta.IsStatusConditionTrue(k.Status.Conditions, v1beta2.ConditionModuleCatalog))
+	for _, f := range k.ManagedFields {
+		if f.Subresource == "status" {
+			assert.Equal(t, kyma.StatusOwner, f.Manager, "writer of the Kyma's status")
+		}
+	}
+	_, status := counted.counts()
+	assert.LessOrEqual(t, status, 2, "status writes of a new Kyma without modules: Processing at most, then Ready")
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,13 +21,11 @@ import (
 	"github.com/lifecycle-manager/certs/trust"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
+	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
-
-// StatusOwner owns the SKRWebhook condition.
-const StatusOwner = "lifecycle-manager-skrwebhook"
 
 // Reconciler installs the agent of one Kyma's runtime.
 type Reconciler struct {
@@ -44,15 +41,22 @@ type Reconciler struct {
 	Sources []source.Source
 	// Events records problems on the Kyma (may be nil).
 	Events events.EventRecorder
+	// Board takes the SKRWebhook condition to the Kyma controller.
+	Board *conditions.Board
 }
 
 // Reconcile ensures the certificate and the agent, then reports.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	kyma := &v1beta2.Kyma{}
 	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Board.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() {
+	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() || !enqueue.TakenOver(kyma) {
+		// A Kyma the Kyma controller has not taken over yet comes back
+		// when it has (see enqueue.TakenOver).
 		return ctrl.Result{}, nil
 	}
 	cond, agentStatus := r.install(ctx, kyma)
@@ -60,9 +64,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	cond = r.reportRefusedURL(kyma, cond, agentStatus.WebhookURLRefused)
-	if err := r.writeCondition(ctx, kyma, cond); err != nil {
-		return ctrl.Result{}, err
-	}
+	r.Board.Report(kyma, cond)
 	if cond.Status != metav1.ConditionTrue {
 		return ctrl.Result{RequeueAfter: r.Retry}, nil
 	}
@@ -87,7 +89,7 @@ const certificateGrace = 30 * time.Second
 // own; one still unavailable a retry interval after its Deployment was
 // created is reported. An agent that was reported before is reported at once.
 func (r *Reconciler) startingUp(kyma *v1beta2.Kyma, cond metav1.Condition, st agent.Status) time.Duration {
-	if meta.FindStatusCondition(kyma.Status.Conditions, v1beta2.ConditionSKRWebhook) != nil {
+	if r.Board.Find(kyma, v1beta2.ConditionSKRWebhook) != nil {
 		return 0
 	}
 	if cond.Reason == reasonCertificatesPending && time.Since(kyma.CreationTimestamp.Time) < certificateGrace {
@@ -173,11 +175,6 @@ func (r *Reconciler) refuseIdentity(ctx context.Context, kyma, owner *v1beta2.Ky
 		return fmt.Errorf("%w (removing its certificate failed: %w)", refused, err)
 	}
 	return refused
-}
-
-// writeCondition applies the SKRWebhook condition when it changed.
-func (r *Reconciler) writeCondition(ctx context.Context, kyma *v1beta2.Kyma, cond metav1.Condition) error {
-	return conditions.Apply(ctx, r.KCP, kyma, cond, StatusOwner)
 }
 
 // Cleanup removes the agent, its Secret in the runtime and the Kyma's

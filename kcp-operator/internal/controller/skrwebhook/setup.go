@@ -21,7 +21,7 @@ import (
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, spread time.Duration) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("skrwebhook").
-		For(&v1beta2.Kyma{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		For(&v1beta2.Kyma{}, builder.WithPredicates(enqueue.TakenOverKymas())).
 		Watches(&v1beta2.Watcher{}, enqueue.AllKymas(mgr.GetClient(), spread),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(enqueue.KymaOfSecret(true)))

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lifecycle-manager/api/v1beta2"
@@ -30,7 +29,7 @@ func (r *Reconciler) reportRefusedURL(kyma *v1beta2.Kyma, cond metav1.Condition,
 	if cond.Status == metav1.ConditionTrue {
 		cond.Reason = ReasonWebhookURLRefused
 	}
-	cur := meta.FindStatusCondition(kyma.Status.Conditions, v1beta2.ConditionSKRWebhook)
+	cur := r.Board.Find(kyma, v1beta2.ConditionSKRWebhook)
 	if r.Events != nil && (cur == nil || !strings.Contains(cur.Message, refused)) {
 		r.Events.Eventf(kyma, nil, corev1.EventTypeWarning, ReasonWebhookURLRefused, "InstallAgent", "%s", refused)
 	}
