@@ -25,10 +25,24 @@ const boundNamespace = "scale-bound"
 // of what the operator wrote (so that sizes match), in a namespace of their
 // own; the Kymas are created before the clock starts, as users create them
 // in both cases. Everything is deleted again afterwards.
-func (f *Fleet) MeasureBound(ctx context.Context, workers int) (*report.Bound, error) {
-	kymaModel, manifestModels, err := f.boundModels(ctx)
+//
+// withRuntimes makes it the full bound: each worker also writes, per Kyma,
+// a copy of what the operator wrote into one Ready runtime (namespace,
+// runtime Kyma and its status, catalog, agent, module objects and the
+// kubelet's Deployment statuses) into a namespace of its own on that
+// Kyma's runtime API server — the work a module install cannot avoid on
+// the runtime side, which here shares the machine's cores.
+func (f *Fleet) MeasureBound(ctx context.Context, workers int, withRuntimes bool) (*report.Bound, error) {
+	modelIndex, kymaModel, manifestModels, err := f.boundModels(ctx)
 	if err != nil {
 		return nil, err
+	}
+	var rtModel *runtimeModel
+	if withRuntimes {
+		if rtModel, err = f.readRuntimeModel(ctx, modelIndex); err != nil {
+			return nil, err
+		}
+		defer f.deleteRuntimeCopies(context.WithoutCancel(ctx), rtModel)
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: boundNamespace}}
 	if err := f.kcp.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
@@ -46,47 +60,59 @@ func (f *Fleet) MeasureBound(ctx context.Context, workers int) (*report.Bound, e
 	}
 	start := time.Now()
 	err = forEach(ctx, f.opts.Kymas, workers, func(ctx context.Context, i int) error {
-		return f.boundWrites(ctx, kymas[i], kymaModel.Status, manifestModels)
+		if err := f.boundWrites(ctx, kymas[i], kymaModel.Status, manifestModels); err != nil {
+			return err
+		}
+		if rtModel == nil {
+			return nil
+		}
+		return f.copyRuntime(ctx, i, rtModel)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bare-client writes: %w", err)
 	}
 	seconds := time.Since(start).Seconds()
-	writes := f.opts.Kymas * (2*len(manifestModels) + 1)
-	return &report.Bound{Manifests: f.opts.Kymas * len(manifestModels), Writes: writes, Workers: workers,
-		Seconds: seconds, WritesPerSecond: float64(writes) / seconds}, nil
+	b := &report.Bound{Manifests: f.opts.Kymas * len(manifestModels), Writes: f.opts.Kymas * (2*len(manifestModels) + 1),
+		Workers: workers, Seconds: seconds}
+	if rtModel != nil {
+		b.RuntimeWrites = f.opts.Kymas * rtModel.writes()
+	}
+	b.WritesPerSecond = float64(b.Writes+b.RuntimeWrites) / seconds
+	return b, nil
 }
 
 // boundModels are a Ready Kyma and its Manifests, as the operator wrote them.
 // After a convergence that timed out, not every Kyma is Ready, so it takes
 // the first that is.
-func (f *Fleet) boundModels(ctx context.Context) (*v1beta2.Kyma, []v1beta2.Manifest, error) {
-	kyma, err := f.firstReadyKyma(ctx)
+func (f *Fleet) boundModels(ctx context.Context) (int, *v1beta2.Kyma, []v1beta2.Manifest, error) {
+	i, kyma, err := f.firstReadyKyma(ctx)
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, nil, err
 	}
 	var list v1beta2.ManifestList
 	if err := f.kcp.List(ctx, &list, client.InNamespace(Namespace),
 		client.MatchingLabels{shared.KymaNameLabel: kyma.Name}); err != nil {
-		return nil, nil, fmt.Errorf("listing the model Manifests: %w", err)
+		return 0, nil, nil, fmt.Errorf("listing the model Manifests: %w", err)
 	}
 	if len(list.Items) != f.opts.Modules {
-		return nil, nil, fmt.Errorf("model Kyma %s has %d Manifests, want %d", kyma.Name, len(list.Items), f.opts.Modules)
+		return 0, nil, nil, fmt.Errorf("model Kyma %s has %d Manifests, want %d", kyma.Name, len(list.Items), f.opts.Modules)
 	}
-	return kyma, list.Items, nil
+	return i, kyma, list.Items, nil
 }
 
-func (f *Fleet) firstReadyKyma(ctx context.Context) (*v1beta2.Kyma, error) {
+// firstReadyKyma returns the first Kyma, and its index, that is Ready with
+// every module.
+func (f *Fleet) firstReadyKyma(ctx context.Context) (int, *v1beta2.Kyma, error) {
 	for i := range f.opts.Kymas {
 		kyma := &v1beta2.Kyma{}
 		if err := f.kcp.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: KymaName(i)}, kyma); err != nil {
-			return nil, fmt.Errorf("reading a model Kyma: %w", err)
+			return 0, nil, fmt.Errorf("reading a model Kyma: %w", err)
 		}
 		if kyma.Status.State == shared.StateReady && len(kyma.Status.Modules) == f.opts.Modules {
-			return kyma, nil
+			return i, kyma, nil
 		}
 	}
-	return nil, fmt.Errorf("no Kyma is Ready with its %d modules to model the bound on", f.opts.Modules)
+	return 0, nil, fmt.Errorf("no Kyma is Ready with its %d modules to model the bound on", f.opts.Modules)
 }
 
 func (f *Fleet) boundWrites(ctx context.Context, k *v1beta2.Kyma, status v1beta2.KymaStatus, models []v1beta2.Manifest) error {

@@ -156,7 +156,7 @@ func (ru *run) bound(ctx context.Context) error {
 	if ru.opts.BoundWorkers == 0 {
 		return nil
 	}
-	b, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers)
+	b, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, false)
 	if err != nil {
 		return err
 	}
@@ -164,6 +164,14 @@ func (ru *run) bound(ctx context.Context) error {
 	ru.r.Convergence.RatioToBound = stats.Ratio(ru.r.Convergence.Until(), b.Seconds)
 	ru.opts.Progress("bare client: %d writes in %.1f s (%.0f/s); the operator took %.1f× that",
 		b.Writes, b.Seconds, b.WritesPerSecond, ru.r.Convergence.RatioToBound)
+	full, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, true)
+	if err != nil {
+		return fmt.Errorf("the full bound: %w", err)
+	}
+	ru.r.FullBound = full
+	ru.r.Convergence.RatioToFullBound = stats.Ratio(ru.r.Convergence.Until(), full.Seconds)
+	ru.opts.Progress("bare client with the runtime writes: %d + %d writes in %.1f s; the operator took %.1f× that",
+		full.Writes, full.RuntimeWrites, full.Seconds, ru.r.Convergence.RatioToFullBound)
 	return nil
 }
 

@@ -21,7 +21,9 @@ type Report struct {
 	Load   map[string]float64 `json:"loadAverage1m"`
 	Config Config             `json:"config"`
 
-	Bound       *Bound       `json:"bareClientBound,omitempty"`
+	Bound *Bound `json:"bareClientBound,omitempty"`
+	// FullBound is the bare client that also makes the runtime writes.
+	FullBound   *Bound       `json:"fullBound,omitempty"`
 	Convergence *Convergence `json:"convergence,omitempty"`
 	Operator    Operator     `json:"operator"`
 	Idle        *Idle        `json:"idle,omitempty"`
@@ -48,8 +50,11 @@ type Config struct {
 
 // Bound is the bare client's time for the minimal writes.
 type Bound struct {
-	Manifests       int     `json:"manifests"`
+	Manifests int `json:"manifests"`
+	// Writes are the KCP writes, RuntimeWrites those to the runtime API
+	// servers (full bound only).
 	Writes          int     `json:"writes"`
+	RuntimeWrites   int     `json:"runtimeWrites,omitempty"`
 	Workers         int     `json:"workers"`
 	Seconds         float64 `json:"seconds"`
 	WritesPerSecond float64 `json:"writesPerSecond"`
@@ -78,6 +83,8 @@ type Convergence struct {
 	// RatioToBound is Seconds (or ProjectedSeconds) over the bare client's
 	// seconds.
 	RatioToBound float64 `json:"ratioToBound,omitempty"`
+	// RatioToFullBound is the same over the full bound's seconds.
+	RatioToFullBound float64 `json:"ratioToFullBound,omitempty"`
 	// HalfReadySeconds is when half of the Kymas were Ready; HalfReadyShare
 	// that as a share of Until: about 0.5 when Kymas become Ready steadily,
 	// near 1 when most become Ready at the end.

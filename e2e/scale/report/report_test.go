@@ -17,11 +17,12 @@ import (
 
 func measured() *report.Report {
 	return &report.Report{
-		Config: report.Config{Kymas: 1000, ModulesPerKyma: 5, RuntimeServers: 3, ResyncInterval: report.Duration(30 * time.Minute)},
-		Load:   map[string]float64{"start": 0.5, "convergence": 2.1},
-		Bound:  &report.Bound{Writes: 15000, Seconds: 50, WritesPerSecond: 300, Workers: 16},
+		Config:    report.Config{Kymas: 1000, ModulesPerKyma: 5, RuntimeServers: 3, ResyncInterval: report.Duration(30 * time.Minute)},
+		Load:      map[string]float64{"start": 0.5, "convergence": 2.1},
+		Bound:     &report.Bound{Writes: 15000, Seconds: 50, WritesPerSecond: 300, Workers: 16},
+		FullBound: &report.Bound{Writes: 15000, RuntimeWrites: 40000, Seconds: 70, WritesPerSecond: 785, Workers: 16},
 		Convergence: &report.Convergence{
-			Seconds: 90, Ready: 1000, RatioToBound: 1.8, Reconciles: 9000, ReconcilesPerSecond: 100,
+			Seconds: 90, Ready: 1000, RatioToBound: 1.8, RatioToFullBound: 1.29, Reconciles: 9000, ReconcilesPerSecond: 100,
 			KCPRequests: 27000, KCPRequestsPerSecond: 300, KCPRequestsPerReconcile: 3,
 			HalfReadySeconds: 45, HalfReadyShare: 0.5,
 			Served: &report.Served{KCP: map[string]float64{
@@ -43,7 +44,7 @@ func measured() *report.Report {
 func TestJudgeMet(t *testing.T) {
 	r := measured()
 	r.Judge()
-	require.Len(t, r.Targets, 8)
+	require.Len(t, r.Targets, 9)
 	for _, tg := range r.Targets {
 		require.NotNil(t, tg.Met, tg.Name)
 		assert.True(t, *tg.Met, "%s: %s", tg.Name, tg.Value)
@@ -51,6 +52,7 @@ func TestJudgeMet(t *testing.T) {
 	assert.Contains(t, r.Targets[1].Value, "3.00%", "idle window plus the amortized resync")
 	assert.Contains(t, r.Targets[2].Value, "900 ms (during the release)", "the worse p99 counts")
 	assert.Contains(t, r.Targets[7].Value, "13000 writes = 0.87×", "reads are not writes")
+	assert.Contains(t, r.Targets[8].Value, "1.29× the full bound (70 s for 15000 KCP + 40000 runtime writes)")
 }
 
 func TestIdleTargetDoesNotCountResyncsTwice(t *testing.T) {
@@ -84,6 +86,10 @@ func TestJudgeNotMet(t *testing.T) {
 		{"release at once", func(r *report.Report) { r.Release.FirstToLastUpdate = 3 }, 5},
 		{"Ready at the end", func(r *report.Report) { r.Convergence.HalfReadyShare = 0.9 }, 6},
 		{"too many writes", func(r *report.Report) { r.Convergence.Served.KCP["APPLY kymas/status"] = 8000 }, 7},
+		{"slow against the full bound", func(r *report.Report) { r.Convergence.RatioToFullBound = 1.6 }, 8},
+		{"not converged, against the full bound", func(r *report.Report) {
+			r.Convergence.Ready, r.Convergence.ProjectedSeconds = 400, 95
+		}, 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := measured()

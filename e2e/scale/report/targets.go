@@ -29,12 +29,13 @@ const (
 	// writes than the bare client needs.
 	MaxHalfReadyShare   = 0.6
 	MaxKCPWritesToBound = 1.3
+	MaxRatioToFullBound = 1.5
 )
 
 // Judge fills r.Targets from the measured sections.
 func (r *Report) Judge() {
 	r.Targets = []Target{r.convergenceTarget(), r.idleTarget(), r.pushTarget(), r.idlePushTarget(), r.memoryTarget(),
-		r.releaseTarget(), r.linearityTarget(), r.writesTarget()}
+		r.releaseTarget(), r.linearityTarget(), r.writesTarget(), r.fullBoundTarget()}
 }
 
 func judged(name, goal, value string, met bool, note string) Target {
@@ -58,6 +59,19 @@ func (r *Report) convergenceTarget() Target {
 	}
 	value := fmt.Sprintf("%.0f s = %.2f× the bound (%.0f s)", c.Seconds, c.RatioToBound, b.Seconds)
 	return judged(name, goal, value, c.RatioToBound <= MaxRatioToBound, "")
+}
+
+// fullBoundTarget compares the convergence with the bare client that also
+// makes the runtime writes a module install needs.
+func (r *Report) fullBoundTarget() Target {
+	const name, goal = "all Ready, full bound", "within 1.5× the bare client making the KCP and the runtime writes"
+	c, b := r.Convergence, r.FullBound
+	if c == nil || b == nil || b.Seconds == 0 || c.Seconds == 0 {
+		return notMeasured(name, goal)
+	}
+	value := fmt.Sprintf("%.0f s = %.2f× the full bound (%.0f s for %d KCP + %d runtime writes)",
+		c.Until(), c.RatioToFullBound, b.Seconds, b.Writes, b.RuntimeWrites)
+	return judged(name, goal, value, c.ProjectedSeconds == 0 && c.RatioToFullBound <= MaxRatioToFullBound, "")
 }
 
 // idleTarget counts the idle window and the periodic resync spread over
