@@ -8,9 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+	"github.com/lifecycle-manager/listener/eventsource"
 )
 
 func TestIntervalsPerStateWithJitter(t *testing.T) {
@@ -47,4 +51,30 @@ func TestOnConflictRetriesQuicklyAndPassesOtherErrors(t *testing.T) {
 	res, err = requeue.OnConflict(nil)
 	assert.NoError(t, err)
 	assert.Zero(t, res)
+}
+
+// TestWorkUnderWayGoesBeforeNewWork: a Manifest waiting for its workloads
+// is rechecked before the next new Manifest is applied, so that a rollout
+// finishes Kymas as it goes instead of applying everything first.
+func TestWorkUnderWayGoesBeforeNewWork(t *testing.T) {
+	q := requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Minute, Error: 10 * time.Second}
+	for _, state := range []shared.State{shared.StateProcessing, shared.StateDeleting} {
+		res := q.After(state)
+		if assert.NotNil(t, res.Priority, state) {
+			assert.Equal(t, requeue.UnderWayPriority, *res.Priority, state)
+		}
+	}
+	for _, state := range []shared.State{shared.StateReady, shared.StateWarning, shared.StateError} {
+		assert.Nil(t, q.After(state).Priority, "%s: a resync is no work under way", state)
+	}
+
+	pq := priorityqueue.New[reconcile.Request]("test")
+	t.Cleanup(pq.ShutDown)
+	recheck := reconcile.Request{NamespacedName: types.NamespacedName{Name: "applied-waiting"}}
+	fresh := reconcile.Request{NamespacedName: types.NamespacedName{Name: "new"}}
+	pq.Add(fresh)
+	pq.AddWithOpts(priorityqueue.AddOpts{Priority: requeue.UnderWay(0).Priority}, recheck)
+	first, _, _ := pq.GetWithPriority()
+	assert.Equal(t, recheck, first)
+	assert.Less(t, requeue.UnderWayPriority, eventsource.Priority, "pushed changes still go first")
 }

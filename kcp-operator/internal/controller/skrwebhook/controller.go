@@ -24,6 +24,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
 
@@ -61,11 +62,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	cond, agentStatus := r.install(ctx, kyma)
 	if wait := r.startingUp(kyma, cond, agentStatus); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return requeue.UnderWay(wait), nil
 	}
 	cond = r.reportRefusedURL(kyma, cond, agentStatus.WebhookURLRefused)
 	r.Board.Report(kyma, cond)
-	if cond.Status != metav1.ConditionTrue {
+	switch {
+	case cond.Reason == reasonNotReady || cond.Reason == reasonCertificatesPending:
+		return requeue.UnderWay(r.Retry), nil
+	case cond.Status != metav1.ConditionTrue:
 		return ctrl.Result{RequeueAfter: r.Retry}, nil
 	}
 	return ctrl.Result{RequeueAfter: r.Resync}, nil
