@@ -20,13 +20,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if len(r.Load) > 0 {
 		row("load average (1m)", r.loadLine())
 	}
-	if b := r.Bound; b != nil {
-		row("bare-client bound", fmt.Sprintf("%.1f s for %d writes (%.0f writes/s, %d workers)", b.Seconds, b.Writes, b.WritesPerSecond, b.Workers))
-	}
-	if b := r.FullBound; b != nil {
-		row("full bound (with runtime writes)", fmt.Sprintf("%.1f s for %d KCP + %d runtime writes (%.0f writes/s)",
-			b.Seconds, b.Writes, b.RuntimeWrites, b.WritesPerSecond))
-	}
+	r.boundRows(row)
 	if cv := r.Convergence; cv != nil {
 		if cv.ProjectedSeconds > 0 {
 			row("time until all Ready", fmt.Sprintf("not reached: %d of %d Ready after %.0f s; all by ~%.0f s at the second half's rate, ~%.1f× the bound",
@@ -137,4 +131,14 @@ func (p *Push) countersLine() string {
 		line += fmt.Sprintf("; %d edits never arrived", p.Lost)
 	}
 	return line
+}
+
+func (r *Report) boundRows(row func(name, value string)) {
+	if b := r.Bound; b != nil {
+		row("bare-client bound", fmt.Sprintf("%.1f s for %d writes (%.0f writes/s, %d workers)", b.Seconds, b.Writes, b.WritesPerSecond, b.Workers))
+	}
+	if b := r.FullBound; b != nil {
+		row("full bound (with runtime writes)", fmt.Sprintf("%.1f s for %d KCP + %d runtime writes (%.0f writes/s)",
+			b.Seconds, b.Writes, b.RuntimeWrites, b.WritesPerSecond))
+	}
 }
