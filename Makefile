@@ -96,7 +96,7 @@ bench: ## Run the benchmarks of every module.
 
 .PHONY: generate
 generate: ## Generate deepcopy functions and CRD YAML of the API; copy the CRDs into the operator's chart and the agent chart into the operator.
-	cd api && $(CONTROLLER_GEN) object paths=./shared/... paths=./v1beta2/... \
+	cd api && $(CONTROLLER_GEN) object paths=./shared/... paths=./v1beta1/... paths=./v1beta2/... \
 		crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases
 	cp api/config/crd/bases/*.yaml charts/kcp-operator/crds/
 	hack/sync-agent-chart.sh

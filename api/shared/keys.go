@@ -13,6 +13,13 @@ const (
 	// RuntimeIDLabel carries the runtime ID of a Kyma; it is the CN of the
 	// runtime's client certificate.
 	RuntimeIDLabel = "kyma-project.io/runtime-id"
+	// RegionLabel, PlatformRegionLabel, PlanLabel and GlobalAccountIDLabel
+	// describe a Kyma's runtime as its provisioner labels it; maintenance
+	// policies select runtimes by them.
+	RegionLabel          = "kyma-project.io/region"
+	PlatformRegionLabel  = "kyma-project.io/platform-region"
+	PlanLabel            = "kyma-project.io/broker-plan-name"
+	GlobalAccountIDLabel = "kyma-project.io/global-account-id"
 	// ModuleNameLabel names the module a template, release meta or Manifest belongs to.
 	ModuleNameLabel = OperatorGroup + "/module-name"
 	// ChannelLabel names the channel a Manifest was resolved from.
@@ -33,6 +40,9 @@ const (
 	PurposeLabel = OperatorGroup + "/purpose"
 	// SignatureLabel names the signature that verifies a module's descriptor.
 	SignatureLabel = OperatorGroup + "/signature"
+	// SignaturePolicyLabel on a KCP Kyma ("warn" or "enforce") raises the
+	// operator's module signature policy for that Kyma; it never lowers it.
+	SignaturePolicyLabel = OperatorGroup + "/module-signature-policy"
 	// SyncLabel set to "false" on a ModuleTemplate keeps it out of the runtime catalog.
 	SyncLabel = OperatorGroup + "/sync"
 	// WatcherGatewayLabel marks the Istio Gateway of the event endpoint;

@@ -27,7 +27,14 @@ type Manifest struct {
 
 // ManifestSpec says what to install and where.
 type ManifestSpec struct {
-	// Remote true installs into the Kyma's runtime; false into the KCP itself.
+	// Remote must be true: the module is installed into the Kyma's runtime.
+	// The public API's false (install into the control plane itself) is
+	// refused: the operator's control-plane identity is kept too narrow to
+	// apply module content, and it holds every runtime's credentials, which
+	// module content must never reach. A control plane that should run a
+	// module is made a runtime like any other, with an access Secret of its
+	// own scoped identity (or, for local use, --single-cluster).
+	// +kubebuilder:validation:XValidation:rule="self",message="spec.remote: false (install into the control plane) is not supported: modules are installed only into runtimes, because the operator's control-plane credentials must not apply module content; give the control plane an access Secret like any runtime, or run the operator with --single-cluster"
 	Remote bool `json:"remote"`
 
 	// Version of the module.
@@ -57,6 +64,29 @@ type ManifestSpec struct {
 	// repository name in the rendered resources (for mirrored registries).
 	// +optional
 	LocalizedImages []string `json:"localizedImages,omitempty"`
+
+	// Manager is the module's manager, from the ModuleTemplate: when set,
+	// the module's workloads are ready when this object is (a Deployment or
+	// StatefulSet whose rollout is complete; any other kind once it
+	// exists), instead of when all its Deployments and StatefulSets are.
+	// Without a namespace, a namespaced manager is in the runtime's sync
+	// namespace.
+	// +optional
+	Manager *Manager `json:"manager,omitempty"`
+
+	// CustomStateCheck maps values of the module CR to the module's state,
+	// from the ModuleTemplate. Without it, the CR's status.state is the state.
+	// +optional
+	// +listType=atomic
+	CustomStateCheck []CustomStateCheck `json:"customStateCheck,omitempty"`
+
+	// AssociatedResources are kinds, from the ModuleTemplate, whose objects
+	// in the runtime (in every namespace) the module's deletion waits for
+	// before it removes the module: those the module applied are deleted,
+	// others are waited for, never deleted.
+	// +optional
+	// +listType=atomic
+	AssociatedResources []metav1.GroupVersionKind `json:"associatedResources,omitempty"`
 }
 
 // InstallInfo names the layer with the module's resources.

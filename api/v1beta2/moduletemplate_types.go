@@ -75,13 +75,14 @@ type ModuleTemplateSpec struct {
 	// +optional
 	Info *ModuleInfo `json:"info,omitempty"`
 
-	// AssociatedResources are kinds that belong to the module and are cleaned
-	// up with it. Informational.
+	// AssociatedResources are kinds that belong to the module: its removal
+	// from a runtime waits until no object of them is left there (see
+	// ManifestSpec.AssociatedResources).
 	// +optional
 	AssociatedResources []metav1.GroupVersionKind `json:"associatedResources,omitempty"`
 
 	// Manager identifies the resource whose readiness is the module's, usually
-	// its operator Deployment.
+	// its operator Deployment (see ManifestSpec.Manager).
 	// +optional
 	Manager *Manager `json:"manager,omitempty"`
 
@@ -134,7 +135,8 @@ type Resource struct {
 
 // CustomStateCheck maps the value at a JSON path of the module CR to a state.
 type CustomStateCheck struct {
-	// JSONPath to the value in the module CR.
+	// JSONPath to the value in the module CR, e.g. status.health (a
+	// leading dot and {} are optional).
 	JSONPath string `json:"jsonPath"`
 	// Value at JSONPath that maps to MappedState.
 	Value string `json:"value"`

@@ -10,7 +10,9 @@ import (
 func TestDefaults(t *testing.T) {
 	objs := mustRender(t, baseValues(), "lifecycle-manager")
 	assert.Equal(t, []string{
+		"ClusterRole /kcp-operator-conversion",
 		"ClusterRole /kcp-operator-crd-upgrade",
+		"ClusterRoleBinding /kcp-operator-conversion",
 		"ClusterRoleBinding /kcp-operator-crd-upgrade",
 		"ConfigMap lifecycle-manager/kcp-operator-dashboard",
 		"Deployment lifecycle-manager/kcp-operator",
@@ -22,6 +24,7 @@ func TestDefaults(t *testing.T) {
 		"RoleBinding kcp-system/kcp-operator",
 		"Service lifecycle-manager/kcp-operator-events",
 		"Service lifecycle-manager/kcp-operator-metrics",
+		"Service lifecycle-manager/kcp-operator-webhook",
 		"ServiceAccount lifecycle-manager/kcp-operator",
 		"ServiceAccount lifecycle-manager/kcp-operator-crd-upgrade",
 		"Watcher kcp-system/klm-watcher",
@@ -50,6 +53,9 @@ func TestDefaults(t *testing.T) {
   protocol: TCP
 - containerPort: 8082
   name: listener
+  protocol: TCP
+- containerPort: 9443
+  name: webhook
   protocol: TCP`, toYAML(t, c["ports"]))
 	assert.Equal(t, `- mountPath: /tmp
   name: tmp
@@ -86,8 +92,13 @@ func TestDefaults(t *testing.T) {
 		"--agent-image":               "registry.example.com/skr-agent:1.2.3",
 		"--agent-contract":            "v2",
 		"--module-drift-watch":        "true",
+		"--module-signature-policy":   "warn",
 		"--requeue-no-push":           "1m",
 		"--push-recheck-delay":        "500ms",
+		"--webhook-bind-address":      ":9443",
+		"--webhook-service":           "lifecycle-manager/kcp-operator-webhook",
+		"--webhook-service-port":      "443",
+		"--webhook-secret":            "lifecycle-manager-webhook-tls",
 		"--cert-backend":              "builtin",
 		"--cert-namespace":            "kcp-system",
 		"--cert-key-algorithm":        "ecdsa-p256",
@@ -139,6 +150,9 @@ serviceInfo:
   - port: 8080
     protocol: TCP
   - port: 8081
+    protocol: TCP
+- ports:
+  - port: 9443
     protocol: TCP
 - from:
   - namespaceSelector:

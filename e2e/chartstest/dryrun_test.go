@@ -21,6 +21,7 @@ func representativeValues() map[string]map[string]any {
 
 	extras := set(set(baseValues(), "pprof.enabled", true), "operator.registryPullSecret", "registries/pull")
 	set(extras, "operator.insecureRegistries", []any{"registry.local:5000"})
+	set(extras, "maintenancePolicy.configMap", "lifecycle-manager-maintenance")
 	set(extras, "operator.extraArgs", []any{"--kyma-concurrency=16"})
 	set(extras, "namespaces", []any{"kcp-system", "kcp-extra"})
 	set(extras, "tolerations", []any{map[string]any{"key": "dedicated", "operator": "Exists"}})

@@ -50,6 +50,17 @@ type Harness struct {
 	ListenerAddr string
 	// MetricsAddr serves the operator's metrics.
 	MetricsAddr string
+	// WebhookAddr serves the operator's CRD conversion webhook (the v1beta1
+	// API; local mode, see conversion.go).
+	WebhookAddr string
+	// MaintenancePolicy is the operator's --maintenance-policy file (local
+	// mode; empty in clusters mode). It starts as OpenMaintenancePolicy; a
+	// scenario may write its own, which the operator reads again.
+	MaintenancePolicy string
+	// ModuleTrustSecret (namespace/name) holds the operator's trusted module
+	// signing keys (local mode; empty in clusters mode, where the chart's
+	// operator has none).
+	ModuleTrustSecret string
 
 	opts     Options
 	stops    []func()
@@ -134,6 +145,9 @@ func (h *Harness) startLocal(ctx context.Context) error {
 		return err
 	}
 	if err := h.installOperatorRBAC(ctx); err != nil {
+		return err
+	}
+	if err := h.serveV1beta1(ctx); err != nil {
 		return err
 	}
 	if err := h.publishSample(ctx); err != nil {

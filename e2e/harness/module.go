@@ -40,7 +40,13 @@ func (h *Harness) publishSample(ctx context.Context) error {
 // Publish publishes a version of the sample module to a channel with
 // modulectl and applies the template and release meta it writes.
 func (h *Harness) Publish(ctx context.Context, version, channel string) error {
-	h.progress("publishing module %s %s to channel %s with modulectl", SampleModule, version, channel)
+	return h.PublishFrom(ctx, version, channel, version)
+}
+
+// PublishFrom publishes the sample module's manifests of version from as
+// version, with more modulectl flags (e.g. --sign-key).
+func (h *Harness) PublishFrom(ctx context.Context, version, channel, from string, args ...string) error {
+	h.progress("publishing module %s %s to channel %s with modulectl %s", SampleModule, version, channel, strings.Join(args, " "))
 	src := filepath.Join(RepoRoot(), "e2e", "testdata", "sample")
 	out := filepath.Join(h.RunDir, "catalog")
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -49,9 +55,10 @@ func (h *Harness) Publish(ctx context.Context, version, channel string) error {
 	template := filepath.Join(out, SampleModule+"-"+version+".yaml")
 	meta := filepath.Join(out, SampleModule+".yaml")
 	cmd := exec.CommandContext(ctx, h.Bin.Modulectl, "publish", "--name", SampleModule, "--version", version,
-		"--manifest", filepath.Join(src, version), "--default-cr", filepath.Join(src, "default-cr.yaml"),
+		"--manifest", filepath.Join(src, from), "--default-cr", filepath.Join(src, "default-cr.yaml"),
 		"--registry", h.Registry, "--insecure", "--channel", channel, "--namespace", Namespace,
 		"--output", template, "--release-meta", meta, "--quiet")
+	cmd.Args = append(cmd.Args, args...)
 	if combined, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("modulectl publish %s: %w\n%s", version, err, combined)
 	}

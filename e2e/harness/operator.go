@@ -4,11 +4,21 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// OpenMaintenancePolicy is the harness's maintenance policy: a window open
+// all week, so that no upgrade waits unless a scenario writes a policy.
+const OpenMaintenancePolicy = `default: {days: [Mon, Tue, Wed, Thu, Fri, Sat, Sun], begin: "00:00", end: "00:00"}
+`
+
+// ModuleTrustSecretName is the Secret of trusted module signing keys the
+// harness's operator reads (local mode); scenarios write it.
+const ModuleTrustSecretName = "module-trust"
 
 // StartOperator runs kcp-operator with its real flags: the listener in
 // direct mode on loopback (no Istio locally), the certificates of the
@@ -84,6 +94,16 @@ func (h *Harness) configureOperator(ctx context.Context) error {
 		// webhooks at its agent's loopback port by annotation.
 		"--agent-webhook-url-allowed-hosts=127.0.0.1",
 	}
+	args = append(args, h.webhookArgs()...)
+	h.MaintenancePolicy = filepath.Join(h.RunDir, "maintenance-policy.yaml")
+	if err := os.WriteFile(h.MaintenancePolicy, []byte(OpenMaintenancePolicy), 0o600); err != nil {
+		return fmt.Errorf("writing the maintenance policy: %w", err)
+	}
+	args = append(args, "--maintenance-policy="+h.MaintenancePolicy)
+	// Module signatures are checked only for Kymas that raise the policy
+	// by label (suite/07_signed_modules_test.go), against this Secret.
+	h.ModuleTrustSecret = Namespace + "/" + ModuleTrustSecretName
+	args = append(args, "--module-signature-policy=off", "--module-trust-secret="+h.ModuleTrustSecret)
 	if host, _, _ := strings.Cut(h.Registry, "/"); host != "" {
 		// The harness's registry serves plain HTTP: only a listed registry is.
 		args = append(args, "--insecure-registries="+host)

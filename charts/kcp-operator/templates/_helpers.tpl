@@ -62,6 +62,17 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- printf "%s-events" (include "kcp-operator.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* The Service the API server calls the conversion webhook through. */}}
+{{- define "kcp-operator.webhookServiceName" -}}
+{{- printf "%s-webhook" (include "kcp-operator.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* --webhook-service and its port: the same for the operator and the CRD upgrade hook. */}}
+{{- define "kcp-operator.webhookTarget" -}}
+--webhook-service={{ .Release.Namespace }}/{{ include "kcp-operator.webhookServiceName" . }}
+--webhook-service-port=443
+{{- end }}
+
 {{- define "kcp-operator.firstNamespace" -}}
 {{- first .Values.namespaces }}
 {{- end }}
@@ -179,6 +190,20 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- with $v.operator.insecureRegistries }}
 - --insecure-registries={{ join "," . }}
 {{- end }}
+{{- if $v.maintenancePolicy.configMap }}
+- --maintenance-policy=/etc/lifecycle-manager/maintenance/{{ $v.maintenancePolicy.key }}
+{{- end }}
+- --module-signature-policy={{ $v.moduleSignatures.policy }}
+{{- with include "kcp-operator.trustSecret" . }}
+- --module-trust-secret={{ . }}
+{{- end }}
+{{- if $v.conversionWebhook.enabled }}
+- --webhook-bind-address=:{{ $v.conversionWebhook.port }}
+{{- range (include "kcp-operator.webhookTarget" . | splitList "\n") }}
+- {{ . }}
+{{- end }}
+- --webhook-secret={{ $v.conversionWebhook.secretName }}
+{{- end }}
 - --cert-backend={{ $v.certificates.backend }}
 - --cert-namespace={{ include "kcp-operator.certNamespace" . }}
 - --cert-key-algorithm={{ $v.certificates.keyAlgorithm }}
@@ -203,8 +228,21 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 {{- end }}
 
+{{/* The module trust Secret as namespace/name; empty without one. */}}
+{{- define "kcp-operator.trustSecret" -}}
+{{- with .Values.moduleSignatures.trustSecret }}
+{{- if contains "/" . }}{{ . }}{{ else }}{{ $.Release.Namespace }}/{{ . }}{{ end }}
+{{- end }}
+{{- end }}
+
 {{/* Checks across values that the schema cannot express. */}}
 {{- define "kcp-operator.validate" -}}
+{{- if and (eq .Values.moduleSignatures.policy "enforce") (not .Values.moduleSignatures.trustSecret) }}
+{{- fail "moduleSignatures.policy=enforce needs moduleSignatures.trustSecret: nothing could verify" }}
+{{- end }}
+{{- if and .Values.conversionWebhook.enabled (not .Values.crdUpgrade.enabled) }}
+{{- fail "conversionWebhook.enabled needs crdUpgrade.enabled: the CRD upgrade hook points the CRDs' conversion at the webhook and serves v1beta1 (or set conversionWebhook.enabled=false)" }}
+{{- end }}
 {{- if and .Values.agent.install (not .Values.agent.kcpAddress) }}
 {{- fail "agent.kcpAddress (host[:port] that agents in runtimes send events to: the Istio gateway's public address) is required while agent.install is true" }}
 {{- end }}

@@ -1,7 +1,9 @@
 // Command sample-operator is the operator of the e2e sample module, as
 // small as an operator can be: it sets status.state of every Sample in a
-// cluster to Ready (Warning while spec.fail is true). The e2e harness runs
-// it while the module's Deployment exists, in place of its Pod.
+// cluster to Ready (Warning while spec.fail is true), and status.health to
+// green (red), a field of its own for a template's customStateCheck. The
+// e2e harness runs it while the module's Deployment exists, in place of its
+// Pod.
 package main
 
 import (
@@ -60,14 +62,19 @@ func reconcileAll(ctx context.Context, c client.Client) error {
 	}
 	for i := range list.Items {
 		s := &list.Items[i]
-		want := "Ready"
+		want, health := "Ready", "green"
 		if fail, _, _ := unstructured.NestedBool(s.Object, "spec", "fail"); fail {
-			want = "Warning"
+			want, health = "Warning", "red"
 		}
-		if state, _, _ := unstructured.NestedString(s.Object, "status", "state"); state == want {
+		state, _, _ := unstructured.NestedString(s.Object, "status", "state")
+		reported, _, _ := unstructured.NestedString(s.Object, "status", "health")
+		if state == want && reported == health {
 			continue
 		}
 		if err := unstructured.SetNestedField(s.Object, want, "status", "state"); err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(s.Object, health, "status", "health"); err != nil {
 			return err
 		}
 		if err := c.Status().Update(ctx, s); err != nil {

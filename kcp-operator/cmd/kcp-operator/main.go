@@ -22,6 +22,7 @@ import (
 
 	"github.com/lifecycle-manager/api/config/crd"
 	"github.com/lifecycle-manager/certs/config"
+	"github.com/lifecycle-manager/kcp-operator/internal/conversion"
 	"github.com/lifecycle-manager/kcp-operator/internal/crdupgrade"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/setup"
@@ -59,7 +60,7 @@ func run() error {
 	}
 	ctx := ctrl.SetupSignalHandler()
 	if opts.UpgradeCRDs {
-		return upgradeCRDs(ctx, cfg, log)
+		return upgradeCRDs(ctx, cfg, opts.Webhook, log)
 	}
 	op, err := setup.New(ctx, cfg, opts, certOpts, ctrlmetrics.Registry, log)
 	if err != nil {
@@ -87,8 +88,10 @@ func kcpConfig(path string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// upgradeCRDs applies the API's CRDs, migrating stored versions first.
-func upgradeCRDs(ctx context.Context, cfg *rest.Config, log logr.Logger) error {
+// upgradeCRDs applies the API's CRDs, migrating stored versions first;
+// with --webhook-service or --webhook-url they serve v1beta1 through the
+// operator's conversion webhook.
+func upgradeCRDs(ctx context.Context, cfg *rest.Config, webhook options.Webhook, log logr.Logger) error {
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		return fmt.Errorf("building the scheme: %w", err)
@@ -100,6 +103,14 @@ func upgradeCRDs(ctx context.Context, cfg *rest.Config, log logr.Logger) error {
 	crds, err := crd.All()
 	if err != nil {
 		return err
+	}
+	target, ok, err := webhook.Target()
+	if err != nil {
+		return err
+	}
+	if ok {
+		converted := conversion.Configure(crds, target)
+		log.Info("the CRDs convert through the webhook", "crds", converted, "webhook", target.String())
 	}
 	if _, err := crdupgrade.Upgrade(ctx, c, crds, log.WithName("crd-upgrade")); err != nil {
 		return fmt.Errorf("upgrading the CRDs: %w", err)

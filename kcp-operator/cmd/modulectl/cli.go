@@ -59,8 +59,8 @@ Exit codes:
      or a version already published with other content
   3  registry: unreachable, login refused, not found, upload rejected
   4  verification failed: the registry holds other content than the
-     template says, a layer does not match its digest, or the module does
-     not render
+     template says, a layer does not match its digest, the signature is
+     missing or does not verify (--trust), or the module does not render
   5  output could not be written
   130 interrupted`
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/publish"
+	"github.com/lifecycle-manager/kcp-operator/internal/signature"
 )
 
 const publishHelp = `Check a module, push it to an OCI registry and write its ModuleTemplate.
@@ -30,6 +31,13 @@ The ModuleTemplate <name>-<version> goes to stdout or --output. With
 into the --release-meta file (created if missing), else written after the
 template. Apply both to the control plane to roll the version out.
 
+With --sign-key (an ECDSA or Ed25519 private key, PEM), the component
+descriptor is signed: the signature covers the descriptor with every
+layer's digest and the digest of the default CR, and the template gets the
+label operator.kyma-project.io/signature. --sign-cert adds the key's
+certificate chain (PEM, leaf first), for operators that trust a CA rather
+than the key. Check a signature with "modulectl verify --trust".
+
 Credentials come from the Docker config file (docker login), or from
 --username with the password on stdin (--password-stdin).`
 
@@ -45,6 +53,11 @@ const publishExamples = `  # Raw manifests and a default CR, to a local registry
     --username oauth2accesstoken --password-stdin \
     --channel fast --channel regular \
     --output catalog/keda-2.17.1.yaml --release-meta catalog/keda.yaml
+
+  # Signed with a key whose certificate a CA issued
+  modulectl publish --name sample --version 1.0.0 --manifest ./manifests \
+    --registry localhost:5001/modules --insecure \
+    --sign-key release.key --sign-cert release.crt > sample.yaml
 
   # Check everything and print the template, pushing nothing
   modulectl publish --name sample --version 1.0.0 --manifest ./manifests \
@@ -91,6 +104,9 @@ func newPublishCommand(s streams, g *globals) *cobra.Command {
 	flags.StringVar(&r.Manager, "manager", "", "name of the Deployment or StatefulSet that is the module's manager (default: the only Deployment)")
 	flags.BoolVar(&r.DryRun, "dry-run", false, "check and write everything, push nothing")
 	flags.BoolVar(&r.Overwrite, "overwrite", false, "replace a version already published with other content")
+	flags.StringVar(&r.SignKey, "sign-key", "", "PEM file with the private key (ECDSA or Ed25519) that signs the component descriptor")
+	flags.StringVar(&r.SignCert, "sign-cert", "", "PEM file with the certificate of --sign-key and its intermediates, leaf first")
+	flags.StringVar(&r.SignName, "sign-name", "", "name of the signature, the value of the template's signature label (default "+signature.DefaultName+")")
 	f.login.register(flags)
 	return cmd
 }

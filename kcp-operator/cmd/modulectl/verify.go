@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/publish"
+	"github.com/lifecycle-manager/kcp-operator/internal/signature"
 )
 
 const verifyHelp = `Check a published module the way the operator will install it.
@@ -15,9 +19,19 @@ component descriptor for the version, fetches every layer of the module
 and checks it against its digest, renders the module as the operator does
 (for --runtime-namespace), and checks the default CR against the module's
 CRDs. It prints the resources the operator would apply, in apply order,
-then the default CR.`
+then the default CR.
+
+With --trust (PEM files of trusted public keys or CA certificates), the
+template must be signed (label operator.kyma-project.io/signature) and its
+signature must verify: by a trusted key, or by a certificate that chains to
+a trusted CA and has not expired. The signature covers the descriptor with
+the digest of every layer (each layer is then checked against its digest)
+and the digest of the default CR.`
 
 const verifyExamples = `  modulectl verify --template sample.yaml --insecure
+
+  # The signature too, against the team's public key or the company CA
+  modulectl verify --template sample.yaml --trust release.pub --trust company-ca.crt
 
   # Only the exit code and the resource count
   modulectl verify --template catalog/keda-2.17.1.yaml --output-format json --quiet | jq '.objects | length'`
@@ -25,6 +39,7 @@ const verifyExamples = `  modulectl verify --template sample.yaml --insecure
 type verifyFlags struct {
 	template         string
 	runtimeNamespace string
+	trust            []string
 	login            login
 }
 
@@ -43,6 +58,7 @@ func newVerifyCommand(s streams, g *globals) *cobra.Command {
 	flags := cmd.Flags()
 	flags.StringVar(&f.template, "template", "", "file with the ModuleTemplate to verify (required)")
 	flags.StringVar(&f.runtimeNamespace, "runtime-namespace", shared.DefaultRuntimeNamespace, "namespace the module is rendered for")
+	flags.StringSliceVar(&f.trust, "trust", nil, "PEM file of trusted public keys (ECDSA, Ed25519) or CA certificates; the template's signature must verify against them (repeatable)")
 	f.login.register(flags)
 	return cmd
 }
@@ -60,7 +76,11 @@ func runVerify(cmd *cobra.Command, s streams, g *globals, f *verifyFlags) error 
 	if err != nil {
 		return err
 	}
-	v, err := publish.Verify(cmd.Context(), publish.VerifyRequest{Template: tmpl, RuntimeNamespace: f.runtimeNamespace}, access)
+	trust, err := readTrust(f.trust)
+	if err != nil {
+		return err
+	}
+	v, err := publish.Verify(cmd.Context(), publish.VerifyRequest{Template: tmpl, RuntimeNamespace: f.runtimeNamespace, Trust: trust}, access)
 	if err != nil {
 		return err
 	}
@@ -99,4 +119,24 @@ func verifyJSON(v *publish.Verified) map[string]any {
 		out["defaultCR"] = v.DefaultCR.Object
 	}
 	return out
+}
+
+// readTrust reads the --trust files; nil without any.
+func readTrust(files []string) (*signature.Trust, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	entries := make(map[string][]byte, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, &publish.Error{Kind: publish.ErrInvalidInput, Err: fmt.Errorf("--trust %s: %w", f, err)}
+		}
+		entries[f] = data
+	}
+	trust, err := signature.ParseTrust("--trust", entries)
+	if err != nil {
+		return nil, &publish.Error{Kind: publish.ErrInvalidInput, Err: err}
+	}
+	return trust, nil
 }

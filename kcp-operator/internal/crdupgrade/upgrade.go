@@ -28,7 +28,7 @@ type Result struct {
 }
 
 // Upgrade applies each of crds with c, migrating stored objects of versions
-// it no longer serves first (see the package documentation).
+// other than its storage version first (see the package documentation).
 func Upgrade(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition, log logr.Logger) ([]Result, error) {
 	results := make([]Result, 0, len(crds))
 	for _, want := range crds {
@@ -52,10 +52,13 @@ func upgradeOne(ctx context.Context, c client.Client, want *apiextensionsv1.Cust
 	case err != nil:
 		return res, fmt.Errorf("reading the installed CRD: %w", err)
 	}
-	served := servedVersions(want)
-	stale := slices.DeleteFunc(slices.Clone(have.Status.StoredVersions), func(v string) bool { return slices.Contains(served, v) })
+	// Every stored version but our storage version is stale, also one we
+	// still serve (v1beta1, through the conversion webhook): reading such
+	// objects would need the webhook, which the operator must never depend
+	// on for its own (v1beta2) reads, and which does not run during the hook.
+	storage := storageVersion(want)
+	stale := slices.DeleteFunc(slices.Clone(have.Status.StoredVersions), func(v string) bool { return v == storage })
 	if len(stale) > 0 {
-		storage := storageVersion(want)
 		if err := storeAs(ctx, c, have, storage); err != nil {
 			return res, err
 		}
@@ -67,7 +70,33 @@ func upgradeOne(ctx context.Context, c client.Client, want *apiextensionsv1.Cust
 		}
 		res.Dropped = stale
 	}
+	if err := dropWebhook(ctx, c, want); err != nil {
+		return res, err
+	}
 	return res, apply(ctx, c, want)
+}
+
+// dropWebhook sets the installed CRD's conversion to None when want has no
+// conversion webhook but the installed one has (the webhook was turned
+// off). Applying want alone would remove the fields this hook applied
+// before, but not the caBundle the operator wrote: the API server refuses
+// a webhook client config without the Webhook strategy.
+func dropWebhook(ctx context.Context, c client.Client, want *apiextensionsv1.CustomResourceDefinition) error {
+	if want.Spec.Conversion != nil && want.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
+		return nil
+	}
+	have := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, have); err != nil {
+		return fmt.Errorf("rereading the CRD: %w", err)
+	}
+	if have.Spec.Conversion == nil || have.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter {
+		return nil
+	}
+	have.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	if err := c.Update(ctx, have); err != nil {
+		return fmt.Errorf("turning the conversion webhook off: %w", err)
+	}
+	return nil
 }
 
 // storeAs makes version the installed CRD's storage version, so that
@@ -160,16 +189,6 @@ func apply(ctx context.Context, c client.Client, want *apiextensionsv1.CustomRes
 		return fmt.Errorf("applying: %w", err)
 	}
 	return nil
-}
-
-func servedVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
-	var out []string
-	for _, v := range crd.Spec.Versions {
-		if v.Served {
-			out = append(out, v.Name)
-		}
-	}
-	return out
 }
 
 func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {

@@ -2,6 +2,7 @@ package crdupgrade_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,22 +17,27 @@ import (
 
 	"github.com/lifecycle-manager/api/config/crd"
 	"github.com/lifecycle-manager/api/testenv"
+	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/kcp-operator/internal/conversion"
 	"github.com/lifecycle-manager/kcp-operator/internal/crdupgrade"
 )
 
 // publicCRD is ours as the public lifecycle manager's older releases
-// installed it: v1beta1 beside v1beta2 and, to begin with, the storage
-// version.
+// installed it: its own v1beta1, served without a webhook, beside v1beta2
+// and, to begin with, the storage version.
 func publicCRD(ours *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
 	c := ours.DeepCopy()
-	c.Spec.Versions[0].Storage = false
-	c.Spec.Versions = append([]apiextensionsv1.CustomResourceDefinitionVersion{{
+	i := slices.IndexFunc(c.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == "v1beta2" })
+	v1beta2 := c.Spec.Versions[i]
+	v1beta2.Storage = false
+	c.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{{
 		Name: "v1beta1", Served: true, Storage: true, Deprecated: true,
 		Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 			Type: "object", XPreserveUnknownFields: ptr.To(true),
 		}},
-		Subresources: c.Spec.Versions[0].Subresources,
-	}}, c.Spec.Versions...)
+		Subresources: v1beta2.Subresources,
+	}, v1beta2}
+	c.Spec.Conversion = nil
 	return c
 }
 
@@ -59,13 +65,14 @@ func TestAKCPOfThePublicOperatorIsUpgraded(t *testing.T) {
 		require.NoError(t, c.Update(t.Context(), have))
 		require.NoError(t, c.Get(t.Context(), client.ObjectKey{Name: o.Name}, have))
 		require.ElementsMatch(t, []string{"v1beta1", "v1beta2"}, have.Status.StoredVersions)
-
-		// Why the upgrade exists: the API server refuses our CRD as it is.
-		bare := o.DeepCopy()
-		bare.ResourceVersion = have.ResourceVersion
-		require.ErrorContains(t, c.Update(t.Context(), bare), "storedVersions", "dropping a stored version is refused")
 	}
 
+	// Our CRDs serve v1beta1 too, through a webhook that is not running
+	// (it does not during the hook): objects left stored as v1beta1 could
+	// not be read as v1beta2 any more, so they are migrated all the same.
+	target, err := conversion.NewTarget("", 0, "https://127.0.0.1:1/convert")
+	require.NoError(t, err)
+	conversion.Configure(ours, target)
 	results, err := crdupgrade.Upgrade(t.Context(), c, ours, testr.New(t))
 	require.NoError(t, err)
 	require.Len(t, results, 2)
@@ -76,9 +83,8 @@ func TestAKCPOfThePublicOperatorIsUpgraded(t *testing.T) {
 		have := &apiextensionsv1.CustomResourceDefinition{}
 		require.NoError(t, c.Get(t.Context(), client.ObjectKey{Name: o.Name}, have))
 		assert.Equal(t, []string{"v1beta2"}, have.Status.StoredVersions, o.Name)
-		require.Len(t, have.Spec.Versions, 1, "only our version is left in %s", o.Name)
-		assert.Equal(t, "v1beta2", have.Spec.Versions[0].Name)
-		// Objects still stored as v1beta1 would not decode any more.
+		assert.Equal(t, map[string]bool{"v1beta1": true, "v1beta2": true}, served(have), "our versions are left in %s", o.Name)
+		// Objects still stored as v1beta1 would need the webhook for this.
 		for _, name := range [][]string{kymas, manifests}[i] {
 			obj := &unstructured.Unstructured{}
 			obj.SetGroupVersionKind(schema.GroupVersionKind{Group: o.Spec.Group, Version: "v1beta2", Kind: o.Spec.Names.Kind})
@@ -86,9 +92,16 @@ func TestAKCPOfThePublicOperatorIsUpgraded(t *testing.T) {
 		}
 	}
 
-	again, err := crdupgrade.Upgrade(t.Context(), c, ours, testr.New(t))
+	plain, err := crd.ByKind("Kyma", "Manifest")
+	require.NoError(t, err)
+	again, err := crdupgrade.Upgrade(t.Context(), c, plain, testr.New(t))
 	require.NoError(t, err)
 	assert.Zero(t, again[0].Migrated, "a second run has nothing to migrate")
+	for _, o := range plain {
+		have := &apiextensionsv1.CustomResourceDefinition{}
+		require.NoError(t, c.Get(t.Context(), client.ObjectKey{Name: o.Name}, have))
+		assert.Equal(t, map[string]bool{"v1beta1": false, "v1beta2": true}, served(have), "v1beta1 unserved without the webhook")
+	}
 }
 
 // TestAFreshKCPGetsOurCRDs: no CRD installed yet, Upgrade installs ours.
@@ -102,6 +115,64 @@ func TestAFreshKCPGetsOurCRDs(t *testing.T) {
 	for _, o := range all {
 		waitEstablished(t, env.Client, o.Name)
 	}
+}
+
+// TestTheHookTurnsTheConversionWebhookOnAndOff: with --webhook-* flags the
+// hook serves v1beta1 and points the conversion at the webhook; applying
+// again keeps the caBundle the operator wrote; without the flags the
+// conversion is None again and v1beta1 unserved.
+func TestTheHookTurnsTheConversionWebhookOnAndOff(t *testing.T) {
+	env := testenv.New(t, testenv.Options{WithoutAPICRDs: true})
+	target, err := conversion.NewTarget("kcp-system/kcp-operator-webhook", 443, "")
+	require.NoError(t, err)
+	withWebhook := func() []*apiextensionsv1.CustomResourceDefinition {
+		all, err := crd.All()
+		require.NoError(t, err)
+		conversion.Configure(all, target)
+		return all
+	}
+	_, err = crdupgrade.Upgrade(t.Context(), env.Client, withWebhook(), testr.New(t))
+	require.NoError(t, err)
+	kymas := &apiextensionsv1.CustomResourceDefinition{}
+	require.NoError(t, env.Client.Get(t.Context(), client.ObjectKey{Name: "kymas.operator.kyma-project.io"}, kymas))
+	assert.Equal(t, map[string]bool{"v1beta1": true, "v1beta2": true}, served(kymas))
+	require.Equal(t, apiextensionsv1.WebhookConverter, kymas.Spec.Conversion.Strategy)
+	assert.True(t, target.Calls(kymas.Spec.Conversion.Webhook.ClientConfig))
+
+	// The operator's Keeper writes the caBundle as its own field manager.
+	patch := client.MergeFrom(kymas.DeepCopy())
+	bundle := caPEM(t)
+	kymas.Spec.Conversion.Webhook.ClientConfig.CABundle = bundle
+	require.NoError(t, env.Client.Patch(t.Context(), kymas, patch, client.FieldOwner(conversion.FieldOwner)))
+	_, err = crdupgrade.Upgrade(t.Context(), env.Client, withWebhook(), testr.New(t))
+	require.NoError(t, err)
+	require.NoError(t, env.Client.Get(t.Context(), client.ObjectKey{Name: kymas.Name}, kymas))
+	assert.Equal(t, bundle, kymas.Spec.Conversion.Webhook.ClientConfig.CABundle, "a helm upgrade keeps the caBundle")
+
+	plain, err := crd.All()
+	require.NoError(t, err)
+	_, err = crdupgrade.Upgrade(t.Context(), env.Client, plain, testr.New(t))
+	require.NoError(t, err, "turning the webhook off")
+	require.NoError(t, env.Client.Get(t.Context(), client.ObjectKey{Name: kymas.Name}, kymas))
+	assert.Equal(t, apiextensionsv1.NoneConverter, kymas.Spec.Conversion.Strategy)
+	assert.Equal(t, map[string]bool{"v1beta1": false, "v1beta2": true}, served(kymas))
+}
+
+func caPEM(t *testing.T) []byte {
+	t.Helper()
+	key, err := pki.GenerateKey(pki.ECDSAP256)
+	require.NoError(t, err)
+	ca, err := pki.NewCA("test CA", key, time.Now(), time.Hour)
+	require.NoError(t, err)
+	return pki.EncodeCerts(ca.Cert)
+}
+
+func served(c *apiextensionsv1.CustomResourceDefinition) map[string]bool {
+	out := map[string]bool{}
+	for _, v := range c.Spec.Versions {
+		out[v.Name] = v.Served
+	}
+	return out
 }
 
 // createStored creates n objects of the CRD's kind through version, which

@@ -13,6 +13,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
+	"github.com/lifecycle-manager/kcp-operator/internal/signature"
 )
 
 // Options are the operator's settings.
@@ -62,6 +63,9 @@ type Options struct {
 	RenderIsolation    bool
 	ModuleDeniedKinds  []string
 	TemplateNamespaces []string
+	// ModuleSignaturePolicy and ModuleTrustSecret: see internal/signature.
+	ModuleSignaturePolicy string
+	ModuleTrustSecret     string
 
 	RequeueSuccess time.Duration
 	RequeueBusy    time.Duration
@@ -71,6 +75,9 @@ type Options struct {
 
 	TemplateChangeSpread time.Duration
 	PurgeGracePeriod     time.Duration
+	// MaintenancePolicy is the file of the maintenance policy
+	// (internal/maintenance); empty: upgrades that require downtime run at once.
+	MaintenancePolicy string
 	// ProtectedNamespaces are never deleted by a module's prune, removal or
 	// purge (internal/removal), nor is a runtime's sync namespace.
 	ProtectedNamespaces []string
@@ -109,6 +116,9 @@ type Options struct {
 	RateLimiterMaxDelay  time.Duration
 	RateLimiterQPS       float64
 	RateLimiterBurst     int
+
+	// Webhook is the conversion webhook of the v1beta1 API (webhook.go).
+	Webhook Webhook
 }
 
 // Default returns the defaults, tuned for a KCP with thousands of runtimes
@@ -116,6 +126,7 @@ type Options struct {
 func Default() Options {
 	return Options{
 		MetricsAddr:      ":8080",
+		Webhook:          defaultWebhook(),
 		HealthAddr:       ":8081",
 		LeaderElect:      true,
 		LeaderElectionID: "lifecycle-manager.operator.kyma-project.io",
@@ -145,6 +156,9 @@ func Default() Options {
 		RenderConcurrency:  render.DefaultConcurrency,
 		RenderIsolation:    true,
 		ModuleDeniedKinds:  contentpolicy.Defaults(),
+		// warn, not enforce: an upgrade must not refuse every unsigned
+		// module; and without --module-trust-secret nothing is checked.
+		ModuleSignaturePolicy: string(signature.PolicyWarn),
 
 		RequeueSuccess: 2 * time.Hour,
 		RequeueBusy:    5 * time.Second,
@@ -191,12 +205,13 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	o.bindModules(fs)
 	o.bindRequeue(fs)
 	o.bindPush(fs)
+	o.Webhook.bind(fs)
 }
 
 // bindManager binds the flags of the manager, the KCP and runtime clients.
 func (o *Options) bindManager(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the KCP; empty means KUBECONFIG, then the in-cluster config.")
-	fs.BoolVar(&o.UpgradeCRDs, "upgrade-crds", o.UpgradeCRDs, "Apply this operator's CRDs to the KCP and exit, first moving objects stored in versions they no longer serve (v1beta1 of the public lifecycle manager) to the storage version; the chart runs it as a pre-install and pre-upgrade hook.")
+	fs.BoolVar(&o.UpgradeCRDs, "upgrade-crds", o.UpgradeCRDs, "Apply this operator's CRDs to the KCP and exit, first moving objects stored in versions other than the storage version (v1beta1 of the public lifecycle manager) to it; with --webhook-service or --webhook-url they serve v1beta1 through the conversion webhook. The chart runs it as a pre-install and pre-upgrade hook.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "Address of the /healthz and /readyz endpoints.")
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "Address of the pprof endpoint; empty disables it.")
@@ -233,6 +248,8 @@ func (o *Options) bindModules(fs *pflag.FlagSet) {
 	fs.IntVar(&o.RenderCacheEntries, "render-cache-entries", o.RenderCacheEntries, "Rendered modules kept in memory, by layer digest and values.")
 	o.bindRenderLimits(fs)
 	fs.StringSliceVar(&o.TemplateNamespaces, "template-namespaces", o.TemplateNamespaces, "Namespaces besides the Kyma's own that a namespace/name module reference may name a ModuleTemplate in; empty: only the Kyma's own.")
+	fs.StringVar(&o.ModuleSignaturePolicy, "module-signature-policy", o.ModuleSignaturePolicy, "What happens to a module whose ModuleTemplate is unsigned or whose signature does not verify against --module-trust-secret: off (nothing is checked), warn (installed; a Warning Event and the Kyma's ModuleSignatures condition say why) or enforce (refused: the module is Error and nothing of it is applied). Without --module-trust-secret nothing is checked. A Kyma labelled operator.kyma-project.io/module-signature-policy may raise it for itself.")
+	fs.StringVar(&o.ModuleTrustSecret, "module-trust-secret", o.ModuleTrustSecret, "Secret (namespace/name) whose keys hold the trust anchors of module signatures as PEM: PUBLIC KEY blocks (ECDSA or Ed25519) and CA CERTIFICATE blocks; read again within 10s of a change.")
 	fs.StringVar(&o.RegistryPullSecret, "registry-pull-secret", o.RegistryPullSecret, "Pull Secret (namespace/name, type dockerconfigjson) for every module registry; templates can also name theirs with the oci-registry-cred label.")
 }
 
@@ -254,6 +271,7 @@ func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RequeueError, "requeue-error", o.RequeueError, "Requeue of a Kyma in Error.")
 	fs.Float64Var(&o.RequeueJitter, "requeue-jitter", o.RequeueJitter, "Random share added to every requeue interval (0.1 = up to +10%), so that Kymas do not resync in lockstep.")
 	fs.DurationVar(&o.TemplateChangeSpread, "template-change-spread", o.TemplateChangeSpread, "A changed ModuleTemplate or ModuleReleaseMeta re-enqueues its Kymas at random times within this window.")
+	fs.StringVar(&o.MaintenancePolicy, "maintenance-policy", o.MaintenancePolicy, "Maintenance policy file (YAML or JSON, read again when it changes): upgrades to a module version that requires downtime wait for the runtime's window unless the Kyma skips windows. Empty: such upgrades run at once. See the README.")
 
 	fs.DurationVar(&o.PurgeGracePeriod, "purge-grace-period", o.PurgeGracePeriod, "A Kyma still being deleted after this long is purged.")
 	fs.StringSliceVar(&o.ProtectedNamespaces, "protected-namespaces", o.ProtectedNamespaces, "Namespaces no module deletes, even one it created (prune, removal and purge); a runtime's sync namespace is always protected.")
@@ -362,6 +380,8 @@ func (o *Options) Validate() error {
 	if _, err := contentpolicy.Parse(o.ModuleDeniedKinds); err != nil {
 		errs = append(errs, fmt.Errorf("--module-denied-kinds: %w", err))
 	}
+	errs = append(errs, o.validateSignatures()...)
+	errs = append(errs, o.Webhook.validate(o.AgentInstall || o.ListenerAddr != "")...)
 	if len(o.Namespaces) == 0 {
 		errs = append(errs, errors.New("--namespaces must name at least one KCP namespace"))
 	}
@@ -373,4 +393,22 @@ func (o *Options) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateSignatures checks the module signature flags.
+func (o *Options) validateSignatures() []error {
+	var errs []error
+	policy, err := signature.ParsePolicy(o.ModuleSignaturePolicy)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--module-signature-policy: %w", err))
+	}
+	if o.ModuleTrustSecret != "" {
+		ns, name, ok := strings.Cut(o.ModuleTrustSecret, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			errs = append(errs, fmt.Errorf("--module-trust-secret %q: want namespace/name", o.ModuleTrustSecret))
+		}
+	} else if policy == signature.PolicyEnforce {
+		errs = append(errs, errors.New("--module-signature-policy=enforce needs --module-trust-secret: nothing could verify"))
+	}
+	return errs
 }

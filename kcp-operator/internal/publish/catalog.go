@@ -26,6 +26,7 @@ type templateInput struct {
 	descriptor                 []byte // JSON
 	defaultCR                  *unstructured.Unstructured
 	manager                    *v1beta2.Manager
+	signature                  *SignatureInfo // nil: unsigned
 }
 
 // newTemplate builds the ModuleTemplate <module>-<version>.
@@ -34,11 +35,15 @@ func newTemplate(in templateInput) (*v1beta2.ModuleTemplate, error) {
 	if err != nil {
 		return nil, err
 	}
+	labels := map[string]string{shared.ModuleNameLabel: in.module}
+	if in.signature != nil {
+		labels[signatureLabel] = in.signature.Name
+	}
 	return &v1beta2.ModuleTemplate{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1beta2.GroupVersion.String(), Kind: v1beta2.ModuleTemplateKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: in.namespace,
-			Labels: map[string]string{shared.ModuleNameLabel: in.module},
+			Labels: labels,
 		},
 		Spec: v1beta2.ModuleTemplateSpec{
 			ModuleName: in.module,

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
+	"github.com/lifecycle-manager/kcp-operator/internal/signature"
 )
 
 // v2Descriptor is an OCM component descriptor of schema v2 as modulectl
@@ -14,8 +15,9 @@ import (
 // componentReferences too, even when empty) and nothing else, so that the
 // same module always gives the same descriptor.
 type v2Descriptor struct {
-	Meta      v2Meta      `json:"meta"`
-	Component v2Component `json:"component"`
+	Meta       v2Meta                `json:"meta"`
+	Component  v2Component           `json:"component"`
+	Signatures []signature.Signature `json:"signatures,omitempty"`
 }
 
 type v2Meta struct {
@@ -26,6 +28,7 @@ type v2Component struct {
 	Name                string                         `json:"name"`
 	Version             string                         `json:"version"`
 	Provider            string                         `json:"provider"`
+	Labels              []descriptor.Label             `json:"labels,omitempty"`
 	RepositoryContexts  []descriptor.RepositoryContext `json:"repositoryContexts"`
 	Resources           []descriptor.Resource          `json:"resources"`
 	Sources             []json.RawMessage              `json:"sources"`
@@ -35,10 +38,11 @@ type v2Component struct {
 // buildDescriptor writes the descriptor of a module whose layers are local
 // blobs of the component version in the registry at baseURL, and checks
 // it the way the operator reads it: it parses, and every layer resolves to
-// <baseURL>/component-descriptors/<component>@<digest>. It returns the
-// document as YAML (what is pushed) and as JSON (what the ModuleTemplate
-// embeds).
-func buildDescriptor(component, version, provider, baseURL string, layers []Layer) (yamlDoc, jsonDoc []byte, err error) {
+// <baseURL>/component-descriptors/<component>@<digest>. With a signer, the
+// digest of the default CR is recorded in a label and the descriptor is
+// signed (see internal/signature). It returns the document as YAML (what
+// is pushed) and as JSON (what the ModuleTemplate embeds).
+func buildDescriptor(component, version, provider, baseURL string, layers []Layer, sign *signing) (yamlDoc, jsonDoc []byte, err error) {
 	d := v2Descriptor{
 		Meta: v2Meta{SchemaVersion: descriptor.SchemaV2},
 		Component: v2Component{
@@ -56,11 +60,23 @@ func buildDescriptor(component, version, provider, baseURL string, layers []Laye
 			Access: descriptor.Access{Type: descriptor.AccessLocalBlob, LocalReference: l.Digest(), MediaType: l.MediaType},
 		})
 	}
+	if sign != nil && sign.defaultCR != "" {
+		value, err := json.Marshal(sign.defaultCR)
+		if err != nil {
+			return nil, nil, fmt.Errorf("encoding the default CR's digest: %w", err)
+		}
+		d.Component.Labels = []descriptor.Label{{Name: signature.DefaultCRLabel, Value: value}}
+	}
 	if jsonDoc, err = json.Marshal(d); err != nil {
 		return nil, nil, fmt.Errorf("encoding the component descriptor: %w", err)
 	}
 	if err := checkDescriptor(jsonDoc, layers); err != nil {
 		return nil, nil, err
+	}
+	if sign != nil {
+		if jsonDoc, err = sign.sign(&d, jsonDoc); err != nil {
+			return nil, nil, err
+		}
 	}
 	if yamlDoc, err = yaml.JSONToYAML(jsonDoc); err != nil {
 		return nil, nil, fmt.Errorf("encoding the component descriptor: %w", err)

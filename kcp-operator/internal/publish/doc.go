@@ -34,9 +34,21 @@
 // or the named one, the module-name label) and, with channels or
 // mandatory, the ModuleReleaseMeta <name> merged into an existing file.
 //
+// # Signing
+//
+// With Request.SignKey (an ECDSA or Ed25519 key, optionally with its
+// certificate chain), the descriptor is signed as package signature
+// describes: the digest of the default CR is recorded in the descriptor's
+// label signature.DefaultCRLabel first, so that the signature covers the
+// layers by their digests and the default CR alike, and the template gets
+// the label operator.kyma-project.io/signature naming the signature.
+// Signing is deterministic: publishing the same module with the same key
+// again changes nothing.
+//
 // # Verify
 //
-// Verify takes a ModuleTemplate, checks that the registry holds the same
+// Verify takes a ModuleTemplate, checks its signature against
+// VerifyRequest.Trust when given, checks that the registry holds the same
 // descriptor for its version, fetches every layer of the module (each is
 // checked against its digest by package oci), renders it as the operator
 // does, and checks the default CR against the module's CRDs. It returns

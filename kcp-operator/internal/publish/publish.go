@@ -34,6 +34,8 @@ type Result struct {
 	// Unchanged is true when the registry already had this version with
 	// the same descriptor: publishing again changed nothing.
 	Unchanged bool `json:"unchanged,omitempty"`
+	// Signature is the descriptor's signature; nil when unsigned.
+	Signature *SignatureInfo `json:"signature,omitempty"`
 
 	// Descriptor is the component descriptor as pushed (YAML).
 	Descriptor []byte `json:"-"`
@@ -114,6 +116,9 @@ func prepare(ctx context.Context, req *Request, access Access) (*prepared, error
 	}
 	result.Objects, result.Warnings = len(r.objects), warnings
 	access.printf("checked    %s %s: %d objects from %s%s", req.Name, req.Version, len(r.objects), in.layers[0].Source, summary(in.defaultCR, manager))
+	if s := result.Signature; s != nil {
+		access.printf("signed     %q by %s, descriptor digest %s", s.Name, s.Signer, s.Digest)
+	}
 	access.warn(warnings...)
 	return &prepared{layers: in.layers, result: result}, nil
 }
@@ -167,13 +172,21 @@ func readInputs(req *Request) (*inputs, error) {
 
 // build writes the descriptor, the ModuleTemplate and the ModuleReleaseMeta.
 func build(req *Request, in *inputs, manager *v1beta2.Manager) (*Result, error) {
-	yamlDoc, jsonDoc, err := buildDescriptor(req.ComponentName, req.Version, req.Provider, req.Registry, in.layers)
+	sign, err := newSigning(req, in.defaultCR)
 	if err != nil {
 		return nil, err
 	}
+	yamlDoc, jsonDoc, err := buildDescriptor(req.ComponentName, req.Version, req.Provider, req.Registry, in.layers, sign)
+	if err != nil {
+		return nil, err
+	}
+	var signed *SignatureInfo
+	if sign != nil {
+		signed = sign.info
+	}
 	tmpl, err := newTemplate(templateInput{
 		module: req.Name, version: req.Version, namespace: req.Namespace, mandatory: req.Mandatory,
-		descriptor: jsonDoc, defaultCR: in.defaultCR, manager: manager,
+		descriptor: jsonDoc, defaultCR: in.defaultCR, manager: manager, signature: signed,
 	})
 	if err != nil {
 		return nil, err
@@ -181,7 +194,7 @@ func build(req *Request, in *inputs, manager *v1beta2.Manager) (*Result, error) 
 	result := &Result{
 		Module: req.Name, Version: req.Version, Component: req.ComponentName,
 		Repository: oci.ComponentRepository(req.Registry, req.ComponentName), Tag: oci.VersionTag(req.Version),
-		Manager: manager, DryRun: req.DryRun, Descriptor: yamlDoc, Template: tmpl,
+		Manager: manager, DryRun: req.DryRun, Descriptor: yamlDoc, Template: tmpl, Signature: signed,
 	}
 	for _, l := range in.layers {
 		result.Layers = append(result.Layers, LayerInfo{

@@ -76,6 +76,11 @@ type Request struct {
 	// ReleaseMeta is a ModuleReleaseMeta file to merge into; it need not exist.
 	ReleaseMeta string
 
+	// SignKey is a PEM private key (ECDSA or Ed25519) to sign the
+	// descriptor with; SignCert its optional certificate chain (PEM, leaf
+	// first); SignName the signature's name (default signature.DefaultName).
+	SignKey, SignCert, SignName string
+
 	// DryRun checks and builds everything, but pushes nothing.
 	DryRun bool
 	// Overwrite replaces a version already published with other content.
@@ -144,6 +149,8 @@ func (r *Request) checkFlags() error {
 		return usageError("--mandatory and --channel exclude each other: a mandatory module has one version everywhere")
 	case r.ReleaseMeta != "" && !r.Mandatory && len(r.Channels) == 0:
 		return usageError("--release-meta needs --channel or --mandatory: there is nothing to merge into it")
+	case r.SignKey == "" && (r.SignCert != "" || r.SignName != ""):
+		return usageError("--sign-cert and --sign-name need --sign-key: the key signs, the certificate and the name describe it")
 	}
 	return nil
 }

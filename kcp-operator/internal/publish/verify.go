@@ -12,6 +12,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
+	"github.com/lifecycle-manager/kcp-operator/internal/signature"
 )
 
 // VerifyRequest is a published module version to check.
@@ -21,6 +22,9 @@ type VerifyRequest struct {
 	// RuntimeNamespace is what the module is rendered for; default
 	// kyma-system, as the operator renders it.
 	RuntimeNamespace string
+	// Trust are the anchors to check the template's signature against;
+	// nil checks no signature (a signed template is then a warning).
+	Trust *signature.Trust
 }
 
 // Verified is a module version as the operator would install it.
@@ -38,13 +42,15 @@ type Verified struct {
 	// (in the runtime namespace when it names none); nil without one.
 	DefaultCR *unstructured.Unstructured `json:"-"`
 	Warnings  []string                   `json:"warnings,omitempty"`
+	// Signature is the signature that verified; nil when none was checked.
+	Signature *SignatureInfo `json:"signature,omitempty"`
 }
 
 // Verify does what the operator will do with a ModuleTemplate, without a
-// cluster: it reads the descriptor, checks that the registry holds the
-// same descriptor for the version, fetches every layer (checking each
-// against its digest), renders the module, and checks the default CR
-// against the module's CRDs.
+// cluster: it reads the descriptor, checks its signature against
+// req.Trust, checks that the registry holds the same descriptor for the
+// version, fetches every layer (checking each against its digest), renders
+// the module, and checks the default CR against the module's CRDs.
 func Verify(ctx context.Context, req VerifyRequest, access Access) (*Verified, error) {
 	if req.Template == nil {
 		return nil, usageError("no ModuleTemplate to verify")
@@ -66,6 +72,9 @@ func Verify(ctx context.Context, req VerifyRequest, access Access) (*Verified, e
 		return nil, invalid("ModuleTemplate %s: spec.descriptor: %w", tmpl.Name, err)
 	}
 	v := &Verified{Module: module, Version: d.Version, Component: d.Name, Repository: repo}
+	if err := verifySignature(req, access, v); err != nil {
+		return nil, err
+	}
 	fetched, err := fetchModule(ctx, d, tmpl, access, v)
 	if err != nil {
 		return nil, err
@@ -176,7 +185,7 @@ func renderVerified(ctx context.Context, req VerifyRequest, layers map[string]La
 	if err != nil {
 		return verificationFailed("rendering the %s: %w", install.Source, err)
 	}
-	v.Objects, v.Warnings = r.objects, r.warnings
+	v.Objects, v.Warnings = r.objects, append(v.Warnings, r.warnings...)
 	if data := req.Template.Spec.Data; data != nil {
 		cr := data.DeepCopy()
 		if err := checkDefaultCR(cr, r.kinds); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
+	"github.com/lifecycle-manager/kcp-operator/internal/signature"
 )
 
 // Module is a resolved module.
@@ -30,6 +31,8 @@ type Module struct {
 	Mandatory  bool
 	// Beta and Internal say whether the module is gated.
 	Beta, Internal bool
+	// Signature is what the signature check found (see WithSignatures).
+	Signature signature.Verdict
 }
 
 // Error says why a module did not resolve; the message is meant for users.
@@ -50,6 +53,8 @@ type Resolver struct {
 	// templateNamespaces are where a namespace/name reference may point
 	// besides the Kyma's own namespace.
 	templateNamespaces []string
+	// signatures checks the templates found; nil checks nothing.
+	signatures *signature.Checker
 }
 
 // New returns a Resolver that reads through reader (the manager's cache,
@@ -59,14 +64,20 @@ func New(reader client.Reader, templateNamespaces ...string) *Resolver {
 	return &Resolver{reader: reader, templateNamespaces: templateNamespaces}
 }
 
-// Resolve finds the template of module m of kyma.
+// Resolve finds the template of module m of kyma and checks its signature.
 func (r *Resolver) Resolve(ctx context.Context, kyma *v1beta2.Kyma, m v1beta2.Module) (*Module, error) {
 	channel := kyma.EffectiveChannel(m)
 	res, err := r.byReleaseMeta(ctx, kyma, m.Name, channel)
-	if err != nil || res != nil {
-		return res, err
+	if err == nil && res == nil {
+		res, err = r.byTemplate(ctx, kyma, m.Name, channel)
 	}
-	return r.byTemplate(ctx, kyma, m.Name, channel)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkSignature(ctx, kyma, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 func (r *Resolver) byReleaseMeta(ctx context.Context, kyma *v1beta2.Kyma, name, channel string) (*Module, error) {
@@ -318,9 +329,11 @@ func (r *Resolver) Mandatory(ctx context.Context, kyma *v1beta2.Kyma) ([]*Module
 			}
 			var m *Module
 			if m, err = build(meta.Spec.ModuleName, "", t, beta, internal); err == nil {
-				m.Mandatory = true
-				modules = append(modules, m)
-				continue
+				if err = r.checkSignature(ctx, kyma, m); err == nil {
+					m.Mandatory = true
+					modules = append(modules, m)
+					continue
+				}
 			}
 		}
 		errs = append(errs, err)
@@ -345,6 +358,9 @@ func (r *Resolver) Mandatory(ctx context.Context, kyma *v1beta2.Kyma) ([]*Module
 	}
 	for name, t := range newestByModule {
 		m, err := build(name, "", t, t.IsBeta(), t.IsInternal())
+		if err == nil {
+			err = r.checkSignature(ctx, kyma, m)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

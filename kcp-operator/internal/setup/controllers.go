@@ -110,7 +110,7 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 		return nil, err
 	}
 	r := &kymactrl.Reconciler{
-		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resolver: resolve.New(b.mgr.GetClient(), b.opts.TemplateNamespaces...),
+		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resolver: resolve.New(b.mgr.GetClient(), b.opts.TemplateNamespaces...).WithSignatures(b.signatures()),
 		Events: b.events("lifecycle-manager"), Metrics: m, Requeue: b.requeue(),
 		Required: []string{v1beta2.ConditionModuleCatalog}, RequeueNoPush: b.opts.RequeueNoPush, Board: b.board,
 	}
@@ -122,6 +122,8 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 		r.Sources, r.Pushed = []source.Source{b.push.kymaEvents}, b.push.tracker
 		r.Fresh, r.Recheck = b.push.kymaWaits, b.opts.PushRecheckDelay
 	}
+	r.Maintenance = kymactrl.NewMaintenance(b.opts.MaintenancePolicy, b.log.WithName("maintenance"))
+	r.Sources = append(r.Sources, r.Maintenance)
 	r.Sources = append(r.Sources, b.board.Source())
 	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.opts.TemplateChangeSpread)
 }

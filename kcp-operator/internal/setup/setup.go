@@ -111,6 +111,9 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 	if err := b.addControllers(ctx); err != nil {
 		return nil, err
 	}
+	if err := addConversionWebhook(mgr, opts, b.push, certOpts.Namespace, log); err != nil {
+		return nil, err
+	}
 	op := &Operator{Manager: mgr, Runtimes: runtimes}
 	if b.push != nil {
 		op.PKI, op.Listener, op.Pushed = b.push.pki, b.push.listener, b.push.tracker

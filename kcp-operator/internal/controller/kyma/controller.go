@@ -63,6 +63,7 @@ type Reconciler struct {
 	// RequeueNoPush bounds the resync of a Kyma whose agent is not ready:
 	// without the push path, only polling sees changes in its runtime.
 	RequeueNoPush time.Duration
+	Maintenance   *Maintenance // holds upgrades that require downtime until the maintenance window; nil holds none
 }
 
 // Reconcile brings one Kyma and its runtime to the desired state.

@@ -3,6 +3,7 @@ package kyma
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,7 +70,13 @@ func buildManifest(kyma *v1beta2.Kyma, m *resolve.Module, listed v1beta2.Module,
 		// knows whether the CR's kind is namespaced, and the Manifest
 		// controller defaults it there.
 		mf.Spec.Resource = m.Template.Spec.Data.DeepCopy()
+		// The checks read the default CR, so they go only with it.
+		mf.Spec.CustomStateCheck = stateChecks(m.Template.Spec.CustomStateCheck)
 	}
+	if m.Template.Spec.Manager != nil {
+		mf.Spec.Manager = m.Template.Spec.Manager.DeepCopy()
+	}
+	mf.Spec.AssociatedResources = slices.Clone(m.Template.Spec.AssociatedResources)
 	if err := controllerutil.SetControllerReference(kyma, mf, scheme); err != nil {
 		return nil, fmt.Errorf("setting the owner of Manifest %s: %w", mf.Name, err)
 	}
@@ -79,6 +86,17 @@ func buildManifest(kyma *v1beta2.Kyma, m *resolve.Module, listed v1beta2.Module,
 		Owners []metav1.OwnerReference
 	}{mf.Labels, mf.Spec, mf.OwnerReferences})
 	return mf, nil
+}
+
+// stateChecks copies a template's checks; a null entry checks nothing.
+func stateChecks(checks []*v1beta2.CustomStateCheck) []v1beta2.CustomStateCheck {
+	var out []v1beta2.CustomStateCheck
+	for _, c := range checks {
+		if c != nil {
+			out = append(out, *c)
+		}
+	}
+	return out
 }
 
 func manifestLabels(kyma *v1beta2.Kyma, m *resolve.Module) map[string]string {

@@ -25,9 +25,11 @@ type moduleResult struct {
 	resolved *resolve.Module
 	err      error
 	manifest *v1beta2.Manifest
-	// downgrade says why the resolved version was not installed: it is
-	// lower than the installed one, and the Kyma does not allow that.
-	downgrade string
+	// held says why the resolved version was not installed: it is lower
+	// than the installed one, and the Kyma does not allow that; or it
+	// requires downtime and waits for the maintenance window
+	// (maintenance.go). The status shows the installed version as Warning.
+	held string
 }
 
 // AllowDowngradeAnnotation on a Kyma lets its modules move to a lower
@@ -59,8 +61,12 @@ func (r *Reconciler) syncModules(ctx context.Context, kyma *v1beta2.Kyma) ([]mod
 		case m.IsManaged():
 			name := ManifestName(kyma, res.resolved.ModuleName)
 			keep[name] = true
-			if res.downgrade = r.refuseDowngrade(ctx, kyma, res.resolved, existing[name]); res.downgrade != "" {
+			if res.held = r.refuseDowngrade(ctx, kyma, res.resolved, existing[name]); res.held != "" {
 				res.manifest = existing[name] // stays as it is, on the installed version
+				break
+			}
+			if res.held, res.err = r.holdForWindow(ctx, kyma, res.resolved, existing[name]); res.held != "" || res.err != nil {
+				res.manifest = existing[name] // likewise, until the window opens or the policy is fixed
 				break
 			}
 			res.manifest, res.err = r.applyManifest(ctx, kyma, res.resolved, m, existing[name])

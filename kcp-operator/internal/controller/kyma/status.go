@@ -71,6 +71,7 @@ func (r *Reconciler) desiredStatus(kyma *v1beta2.Kyma, results []moduleResult, c
 		setCondition(&status, kyma.Generation, v1beta2.ConditionModules, false, "NotReady",
 			"modules not ready: "+strings.Join(notReady, ", "))
 	}
+	r.signatureCondition(kyma, &status, results)
 	states = append(states, conditionStates(status.Conditions)...)
 	waiting := falseConditions(status.Conditions)
 	for _, typ := range r.Required {
@@ -109,11 +110,11 @@ func moduleStatus(res moduleResult) v1beta2.ModuleStatus {
 		ms.State, ms.Message = shared.StateError, res.err.Error()
 	case !res.listed.IsManaged():
 		ms.State, ms.Message = shared.StateUnmanaged, "not managed: its resources stay in the runtime untouched"
-	case res.downgrade != "":
+	case res.held != "":
 		// What runs is the installed version, not the one the channel offers.
 		ms.Manifest = tracking(res.manifest, v1beta2.ManifestKind)
 		ms.Version = res.manifest.Spec.Version
-		ms.State, ms.Message = shared.StateWarning, res.downgrade
+		ms.State, ms.Message = shared.StateWarning, res.held
 	case res.manifest == nil:
 		ms.State, ms.Message = shared.StateProcessing, "waiting for its Manifest"
 	default:
@@ -207,7 +208,7 @@ func keepOrNew(old shared.LastOperation, msg string) shared.LastOperation {
 // ownConditions are the condition types this controller writes: its own
 // and those other controllers report through the Board.
 var ownConditions = []string{v1beta2.ConditionModules, v1beta2.ConditionRuntime,
-	v1beta2.ConditionModuleCatalog, v1beta2.ConditionSKRWebhook}
+	v1beta2.ConditionModuleCatalog, v1beta2.ConditionSKRWebhook, ConditionModuleSignatures}
 
 // writeStatus applies status to the KCP Kyma when it changed. It is the
 // only place that writes the KCP Kyma's status.

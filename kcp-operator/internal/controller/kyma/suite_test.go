@@ -116,6 +116,10 @@ func testOptions() options.Options {
 	opts.PurgeGracePeriod = purgeGrace
 	opts.GatewayName = "events-gateway"
 	opts.LayerCacheDir = layerCacheDir
+	// Signatures are checked only for Kymas that raise the policy by label
+	// (signature_test.go), against the Secret those tests create.
+	opts.ModuleSignaturePolicy, opts.ModuleTrustSecret = "off", kcpNamespace+"/"+trustSecret
+	opts.MaintenancePolicy = maintenancePolicy
 	if reg != nil {
 		// The suite's registry serves plain HTTP on loopback: listed, as
 		// plain HTTP is only for listed registries.

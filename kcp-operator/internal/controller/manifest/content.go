@@ -21,6 +21,14 @@ const (
 	ReasonContentDenied = "ContentDenied"
 )
 
+// ReasonControlPlaneTarget is the Installation condition's reason for a
+// Manifest with spec.remote: false, which is not installed.
+const ReasonControlPlaneTarget = "ControlPlaneTargetUnsupported"
+
+var errControlPlaneTarget = errors.New("spec.remote: false (install into the control plane) is not supported: " +
+	"modules are installed only into runtimes, because the operator's control-plane credentials must not apply module content; " +
+	"give the control plane an access Secret like any runtime, or run the operator with --single-cluster")
+
 // renderReason is the condition reason of a failed render.
 func renderReason(err error) string {
 	var limit *render.LimitError

@@ -77,6 +77,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !mf.DeletionTimestamp.IsZero() {
 		return r.reconcileDeletion(ctx, mf)
 	}
+	if !mf.Spec.Remote {
+		// The CRD refuses remote: false; a Manifest stored before that
+		// rule is refused here, with nothing applied anywhere.
+		return r.finish(ctx, mf, failed(mf, v1beta2.ConditionInstallation, ReasonControlPlaneTarget, errControlPlaneTarget))
+	}
 	if err := r.ensureFinalizer(ctx, mf); err != nil {
 		return requeue.OnConflict(err)
 	}

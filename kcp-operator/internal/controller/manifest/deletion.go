@@ -24,8 +24,9 @@ import (
 const maxBlockersNamed = 5
 
 // reconcileDeletion removes the module: the default CR first, then — once
-// no user CRs of the module's kinds remain — the module's objects, CRDs and
-// namespaces last as the removal rules allow, then the finalizer. A
+// no objects of the module's associated kinds (spec.associatedResources)
+// and no user CRs of the module's kinds remain — the module's objects, CRDs
+// and namespaces last as the removal rules allow, then the finalizer. A
 // released (unmanaged) module keeps its objects, without the operator's
 // labels. A Manifest the public lifecycle manager still holds by its
 // finalizer (deleted before the takeover in ensureFinalizer) is removed
@@ -76,6 +77,9 @@ func (r *Reconciler) removeModule(ctx context.Context, mf *v1beta2.Manifest, rt 
 		return deleting("waiting for the module CR " + defaultCR + " to be deleted"), nil
 	}
 	module := removal.ModuleOf(mf, rt, rt.Namespace)
+	if waiting, err := r.waitForAssociated(ctx, mf, rt, module); err != nil || waiting != nil {
+		return waiting, err
+	}
 	blockers, err := userResources(ctx, rt, mf, module)
 	if err != nil {
 		return nil, err

@@ -92,7 +92,7 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 	if err != nil {
 		return withFailure(obs, v1beta2.ConditionModuleCR, "ModuleCRFailed", err), err
 	}
-	workState, workMsg, err := workloadsReady(ctx, rt, rendered.Objects, stored)
+	workState, workMsg, err := workloads(ctx, mf, rt, rendered.Objects, stored)
 	if err != nil {
 		return withFailure(obs, v1beta2.ConditionInstallation, "ReadinessUnknown", err), err
 	}
@@ -162,7 +162,7 @@ func (r *Reconciler) moduleCR(ctx context.Context, mf *v1beta2.Manifest, rt *rem
 	case err != nil:
 		return shared.StateProcessing, "", fmt.Errorf("reading the module CR %s: %w", describe(desired), err)
 	}
-	return crState(current)
+	return moduleState(current, mf.Spec.CustomStateCheck)
 }
 
 // crState maps the status.state a module operator reports.
