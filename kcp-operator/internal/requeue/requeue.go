@@ -19,6 +19,12 @@ type Requeue struct {
 	// Jitter adds up to this share of the interval at random, so that Kymas
 	// created together do not resync together.
 	Jitter float64
+	// UnderWay rechecks objects still Processing or Deleting with
+	// UnderWayPriority: for a controller whose recheck is how its work
+	// finishes (a Manifest waiting for its workloads). The Kyma controller
+	// is told of its Manifests' progress by their watch; giving its
+	// fallback recheck priority doubled its status writes at 1,000 Kymas.
+	UnderWay bool
 }
 
 // UnderWayPriority is the queue priority of a recheck of work under way: a
@@ -35,8 +41,8 @@ func UnderWay(d time.Duration) ctrl.Result {
 	return ctrl.Result{RequeueAfter: d, Priority: ptr.To(UnderWayPriority)}
 }
 
-// After returns the result that resyncs an object in state; objects still
-// Processing or Deleting are rechecked as work under way.
+// After returns the result that resyncs an object in state; with UnderWay,
+// objects still Processing or Deleting are rechecked as work under way.
 func (q Requeue) After(state shared.State) ctrl.Result {
 	var d time.Duration
 	underWay := false
@@ -53,7 +59,7 @@ func (q Requeue) After(state shared.State) ctrl.Result {
 	if q.Jitter > 0 && d > 0 {
 		d += time.Duration(rand.Float64() * q.Jitter * float64(d)) //nolint:gosec // spreading load needs no secure randomness
 	}
-	if underWay {
+	if underWay && q.UnderWay {
 		return UnderWay(d)
 	}
 	return ctrl.Result{RequeueAfter: d}

@@ -57,7 +57,8 @@ func TestOnConflictRetriesQuicklyAndPassesOtherErrors(t *testing.T) {
 // is rechecked before the next new Manifest is applied, so that a rollout
 // finishes Kymas as it goes instead of applying everything first.
 func TestWorkUnderWayGoesBeforeNewWork(t *testing.T) {
-	q := requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Minute, Error: 10 * time.Second}
+	q := requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Minute, Error: 10 * time.Second, UnderWay: true}
+	assert.Nil(t, requeue.Requeue{Busy: time.Second}.After(shared.StateProcessing).Priority, "only where asked for")
 	for _, state := range []shared.State{shared.StateProcessing, shared.StateDeleting} {
 		res := q.After(state)
 		if assert.NotNil(t, res.Priority, state) {

@@ -52,6 +52,14 @@ func (b *builder) requeue() requeue.Requeue {
 	return requeue.Requeue{Success: o.RequeueSuccess, Busy: o.RequeueBusy, Warning: o.RequeueWarning, Error: o.RequeueError, Jitter: o.RequeueJitter}
 }
 
+// requeueUnderWay is requeue for a controller whose rechecks finish its
+// work: they go before new work.
+func (b *builder) requeueUnderWay() requeue.Requeue {
+	q := b.requeue()
+	q.UnderWay = true
+	return q
+}
+
 func (b *builder) events(name string) recorder.Bounded {
 	return recorder.Bounded{EventRecorder: b.mgr.GetEventRecorder(name)}
 }
@@ -187,7 +195,7 @@ func (b *builder) manifest() error {
 	}
 	r := &manifestctrl.Reconciler{
 		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"), Policy: policy,
-		Metrics: m, Parallelism: o.ApplyParallelism, Requeue: b.requeue(),
+		Metrics: m, Parallelism: o.ApplyParallelism, Requeue: b.requeueUnderWay(),
 		Removal: removal.Rules{Protected: o.ProtectedNamespaces}, AdoptFrom: o.AdoptFrom,
 		Source: &manifestctrl.LayerSource{
 			Fetcher: fetcher, Renderer: b.renderer, Secrets: b.mgr.GetAPIReader(), PullSecret: o.RegistryPullSecret,

@@ -23,26 +23,56 @@ import (
 )
 
 // statusToWrite is the status this reconcile writes: the desired one, with
-// the conditions other controllers reported. While the Kyma stays
-// Processing, reports that only say a part is done (true conditions) are
-// held back when nothing else changed: the write that ends the Processing
-// carries them. Every new Kyma would otherwise cost a status write for each
-// part done, the catalog's and the agent's, on the way to Ready.
+// the conditions other controllers reported — or the stored one when the
+// Kyma stays Processing and only its progress changed: a part done (a true
+// condition reported), a module's message while it stays Processing. The
+// write that changes a module's state or ends the Processing carries them;
+// a problem is written at once. A new Kyma thus takes two status writes,
+// Processing and Ready, where each part done and each message cost one.
 func (r *Reconciler) statusToWrite(kyma *v1beta2.Kyma, results []moduleResult) v1beta2.KymaStatus {
-	conds, news := r.Board.Merged(kyma)
+	conds, _ := r.Board.Merged(kyma)
 	status := r.desiredStatus(kyma, results, conds)
-	if len(news) == 0 || status.State != shared.StateProcessing || kyma.Status.State != shared.StateProcessing {
-		return status
-	}
-	for _, c := range news {
-		if c.Status != metav1.ConditionTrue {
-			return status
-		}
-	}
-	if held := r.desiredStatus(kyma, results, kyma.Status.Conditions); sameStatus(held, kyma.Status) {
-		return held
+	if progressOnly(kyma.Status, status) {
+		return kyma.Status
 	}
 	return status
+}
+
+// progressOnly reports whether next differs from stored only in progress
+// of a Kyma that is Processing in both.
+func progressOnly(stored, next v1beta2.KymaStatus) bool {
+	if stored.State != shared.StateProcessing || next.State != shared.StateProcessing {
+		return false
+	}
+	seen := next
+	seen.LastOperation = stored.LastOperation // follows the module states
+	seen.Modules = slices.Clone(next.Modules)
+	for i, m := range seen.Modules {
+		j := slices.IndexFunc(stored.Modules, func(s v1beta2.ModuleStatus) bool { return s.Name == m.Name })
+		if j >= 0 && m.State == shared.StateProcessing && stored.Modules[j].State == shared.StateProcessing {
+			seen.Modules[i].Message = stored.Modules[j].Message
+		}
+	}
+	seen.Conditions = make([]metav1.Condition, 0, len(next.Conditions))
+	for _, c := range next.Conditions {
+		old := meta.FindStatusCondition(stored.Conditions, c.Type)
+		switch {
+		case !isReported(c.Type) || c.Status != metav1.ConditionTrue:
+			seen.Conditions = append(seen.Conditions, c)
+		case old == nil:
+			// reported done, not written yet: progress
+		case old.Status == metav1.ConditionTrue:
+			seen.Conditions = append(seen.Conditions, *old)
+		default:
+			seen.Conditions = append(seen.Conditions, c) // a recovery is news
+		}
+	}
+	return sameStatus(stored, seen)
+}
+
+// isReported tells the conditions other controllers report.
+func isReported(typ string) bool {
+	return typ != v1beta2.ConditionModules && typ != v1beta2.ConditionRuntime
 }
 
 // desiredStatus computes the Kyma status from the module results; conds,

@@ -61,3 +61,48 @@ func conditionTrue(s v1beta2.KymaStatus, typ string) bool {
 	}
 	return false
 }
+
+func TestOnlyProgressIsHeldBack(t *testing.T) {
+	cond := func(typ string, status metav1.ConditionStatus, msg string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: "R", Message: msg}
+	}
+	base := func() v1beta2.KymaStatus {
+		return v1beta2.KymaStatus{State: shared.StateProcessing,
+			Modules:       []v1beta2.ModuleStatus{{Name: "a", State: shared.StateProcessing, Message: "applied"}},
+			Conditions:    []metav1.Condition{cond(v1beta2.ConditionModules, metav1.ConditionFalse, "a"), cond(v1beta2.ConditionSKRWebhook, metav1.ConditionFalse, "starting")},
+			LastOperation: shared.LastOperation{Operation: "waiting for modules: a (Processing)"}}
+	}
+	tests := []struct {
+		name   string
+		change func(*v1beta2.KymaStatus)
+		held   bool
+	}{
+		{"nothing changed", func(*v1beta2.KymaStatus) {}, true},
+		{"a module's message while it stays Processing", func(s *v1beta2.KymaStatus) { s.Modules[0].Message = "waiting for Deployment x" }, true},
+		{"a part reported done for the first time", func(s *v1beta2.KymaStatus) {
+			s.Conditions = append(s.Conditions, cond(v1beta2.ConditionModuleCatalog, metav1.ConditionTrue, "synced"))
+		}, true},
+		{"a module's state", func(s *v1beta2.KymaStatus) { s.Modules[0].State = shared.StateReady }, false},
+		{"a part recovering", func(s *v1beta2.KymaStatus) { s.Conditions[1].Status = metav1.ConditionTrue }, false},
+		{"a part failing anew", func(s *v1beta2.KymaStatus) { s.Conditions[1].Message = "unreachable" }, false},
+		{"the Kyma's state", func(s *v1beta2.KymaStatus) { s.State = shared.StateError }, false},
+		{"a module added", func(s *v1beta2.KymaStatus) {
+			s.Modules = append(s.Modules, v1beta2.ModuleStatus{Name: "b", State: shared.StateProcessing})
+		}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			next := base()
+			next.Modules = append([]v1beta2.ModuleStatus(nil), next.Modules...)
+			next.Conditions = append([]metav1.Condition(nil), next.Conditions...)
+			tc.change(&next)
+			assert.Equal(t, tc.held, progressOnly(base(), next))
+		})
+	}
+	done := base()
+	done.Conditions[1].Status = metav1.ConditionTrue
+	failing := done
+	failing.Conditions = append([]metav1.Condition(nil), done.Conditions...)
+	failing.Conditions[1].Status = metav1.ConditionFalse
+	assert.False(t, progressOnly(done, failing), "a part that was done and fails is written")
+}

@@ -96,12 +96,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return r.finish(ctx, mf, obs)
 }
 
-// finish writes the observation and requeues by state.
+// finish writes the observation and requeues by state. Only the first
+// recheck after the Manifest entered its state goes before new work (see
+// requeue.UnderWay): a module that stays Processing for long must not hold
+// up the Manifests created after it.
 func (r *Reconciler) finish(ctx context.Context, mf *v1beta2.Manifest, obs observation) (ctrl.Result, error) {
+	entered := mf.Status.State != obs.state
 	if err := r.writeStatus(ctx, mf, obs); err != nil {
 		return ctrl.Result{}, err
 	}
-	return r.Requeue.After(obs.state), nil
+	res := r.Requeue.After(obs.state)
+	if !entered {
+		res.Priority = nil
+	}
+	return res, nil
 }
 
 // runtime returns the client of the runtime the Manifest installs into.

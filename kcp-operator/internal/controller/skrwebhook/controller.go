@@ -66,10 +66,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	cond = r.reportRefusedURL(kyma, cond, agentStatus.WebhookURLRefused)
 	r.Board.Report(kyma, cond)
-	switch {
-	case cond.Reason == reasonNotReady || cond.Reason == reasonCertificatesPending:
-		return requeue.UnderWay(r.Retry), nil
-	case cond.Status != metav1.ConditionTrue:
+	if cond.Status != metav1.ConditionTrue {
 		return ctrl.Result{RequeueAfter: r.Retry}, nil
 	}
 	return ctrl.Result{RequeueAfter: r.Resync}, nil
