@@ -89,7 +89,7 @@ func checkedIs(state shared.State, msg string) func(*v1beta2.Kyma) bool {
 }
 
 func TestAModuleReportsAsItsTemplateSays(t *testing.T) {
-	rt := runtime(0)
+	rt := runtime(1)
 	withoutModules(t, rt)
 	step(t, "Given a module whose template names its manager Deployment and maps its CR's status.health to states")
 	publishCheckedModule(t)

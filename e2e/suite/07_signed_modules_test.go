@@ -34,7 +34,7 @@ func TestSignedModules(t *testing.T) {
 	if h.ModuleTrustSecret == "" {
 		t.Skip("clusters mode: the chart's operator runs without a module trust Secret")
 	}
-	rt := runtime(0)
+	rt := runtime(1)
 	step(t, "Given a runtime without modules whose Kyma enforces module signatures (label %s=enforce)", shared.SignaturePolicyLabel)
 	withoutModules(t, rt)
 	updateKyma(t, rt, func(k *v1beta2.Kyma) { k.Labels[shared.SignaturePolicyLabel] = "enforce" })
