@@ -25,8 +25,10 @@ import (
 // a server-side apply that creates an object is authorized for patch and
 // then checked for create inside the handler, and creating a Role checks
 // for escalation in the RBAC storage, and both answer 403 with the
-// authorizer's decision "allow". The one 403 that is not about permissions,
-// a namespace being deleted (NamespaceLifecycle), is left out.
+// authorizer's decision "allow". The 403s that are not about permissions,
+// races with a removal, are left out: a write into a namespace being
+// deleted (NamespaceLifecycle) and a create of a custom resource while its
+// CRD is being deleted (the apiextensions server).
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
@@ -70,9 +72,19 @@ type auditEvent struct {
 	} `json:"responseStatus"`
 }
 
-// terminating is NamespaceLifecycle's refusal of writes into a namespace
-// being deleted: a race of removal, not a missing permission.
-const terminating = "because it is being terminated"
+// removalRaces are the messages of 403s that refuse a write into
+// something being deleted — a namespace (NamespaceLifecycle), a CRD (the
+// apiextensions server) — a race of removal, not a missing permission.
+var removalRaces = []string{"because it is being terminated", "while custom resource definition is terminating"}
+
+func removalRace(msg string) bool {
+	for _, m := range removalRaces {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
 
 type refusal struct {
 	count   int
@@ -121,7 +133,7 @@ func refusedIn(path string) (map[string]*refusal, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if e.Stage != "ResponseComplete" || e.ResponseStatus.Code != http.StatusForbidden ||
-			strings.Contains(e.ResponseStatus.Message, terminating) {
+			removalRace(e.ResponseStatus.Message) {
 			continue
 		}
 		uri, _, _ := strings.Cut(e.RequestURI, "?")
