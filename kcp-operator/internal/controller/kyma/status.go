@@ -25,10 +25,9 @@ import (
 // statusToWrite is the status this reconcile writes: the desired one, with
 // the conditions other controllers reported — or the stored one when the
 // Kyma stays Processing and only its progress changed: a part done (a true
-// condition reported), a module's message while it stays Processing. The
-// write that changes a module's state or ends the Processing carries them;
-// a problem is written at once. A new Kyma thus takes two status writes,
-// Processing and Ready, where each part done and each message cost one.
+// condition reported). The write that changes a module or ends the
+// Processing carries it; a problem is written at once. A module's message
+// is always written: a module waiting for something says so in the Kyma.
 func (r *Reconciler) statusToWrite(kyma *v1beta2.Kyma, results []moduleResult) v1beta2.KymaStatus {
 	conds, _ := r.Board.Merged(kyma)
 	status := r.desiredStatus(kyma, results, conds)
@@ -46,13 +45,6 @@ func progressOnly(stored, next v1beta2.KymaStatus) bool {
 	}
 	seen := next
 	seen.LastOperation = stored.LastOperation // follows the module states
-	seen.Modules = slices.Clone(next.Modules)
-	for i, m := range seen.Modules {
-		j := slices.IndexFunc(stored.Modules, func(s v1beta2.ModuleStatus) bool { return s.Name == m.Name })
-		if j >= 0 && m.State == shared.StateProcessing && stored.Modules[j].State == shared.StateProcessing {
-			seen.Modules[i].Message = stored.Modules[j].Message
-		}
-	}
 	seen.Conditions = make([]metav1.Condition, 0, len(next.Conditions))
 	for _, c := range next.Conditions {
 		old := meta.FindStatusCondition(stored.Conditions, c.Type)

@@ -78,7 +78,7 @@ func TestOnlyProgressIsHeldBack(t *testing.T) {
 		held   bool
 	}{
 		{"nothing changed", func(*v1beta2.KymaStatus) {}, true},
-		{"a module's message while it stays Processing", func(s *v1beta2.KymaStatus) { s.Modules[0].Message = "waiting for Deployment x" }, true},
+		{"a module's message while it stays Processing", func(s *v1beta2.KymaStatus) { s.Modules[0].Message = "waiting for Deployment x" }, false},
 		{"a part reported done for the first time", func(s *v1beta2.KymaStatus) {
 			s.Conditions = append(s.Conditions, cond(v1beta2.ConditionModuleCatalog, metav1.ConditionTrue, "synced"))
 		}, true},
