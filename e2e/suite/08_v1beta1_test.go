@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,12 +85,7 @@ func deleteV1beta1Kyma(t *testing.T, key client.ObjectKey) {
 		t.Errorf("deleting Kyma %s: %v", key, err)
 		return
 	}
-	deadline := time.Now().Add(2 * timeout)
-	for time.Now().Before(deadline) {
-		if apierrors.IsNotFound(h.KCP.Client.Get(ctx, key, &v1beta2.Kyma{})) {
-			return
-		}
-		time.Sleep(tick)
-	}
-	t.Errorf("Kyma %s was not gone within %s", key, 2*timeout)
+	assert.Eventually(t, func() bool {
+		return apierrors.IsNotFound(h.KCP.Client.Get(ctx, key, &v1beta2.Kyma{}))
+	}, 2*timeout, tick, "Kyma %s was not gone within %s", key, 2*timeout)
 }
