@@ -83,6 +83,7 @@ func (h *Harness) configureOperator(ctx context.Context) error {
 		"--requeue-success=10h",
 		"--requeue-no-push=10h",
 		"--requeue-busy=2s",
+		"--requeue-busy-max=10s",
 		"--requeue-error=3s",
 		"--rate-limiter-max-delay=5s",
 		"--template-change-spread=0",

@@ -69,6 +69,7 @@ type Options struct {
 
 	RequeueSuccess time.Duration
 	RequeueBusy    time.Duration
+	RequeueBusyMax time.Duration
 	RequeueWarning time.Duration
 	RequeueError   time.Duration
 	RequeueJitter  float64
@@ -162,6 +163,7 @@ func Default() Options {
 
 		RequeueSuccess: 2 * time.Hour,
 		RequeueBusy:    5 * time.Second,
+		RequeueBusyMax: time.Minute,
 		RequeueWarning: 2 * time.Minute,
 		RequeueError:   time.Minute,
 		RequeueJitter:  0.1,
@@ -267,6 +269,8 @@ func (o *Options) bindRenderLimits(fs *pflag.FlagSet) {
 func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RequeueSuccess, "requeue-success", o.RequeueSuccess, "Resync of a Ready Kyma; the push path brings changes sooner.")
 	fs.DurationVar(&o.RequeueBusy, "requeue-busy", o.RequeueBusy, "Requeue of a Kyma whose modules are still being installed or deleted.")
+	fs.DurationVar(&o.RequeueBusyMax, "requeue-busy-max", o.RequeueBusyMax,
+		"Longest requeue of a Kyma or Manifest that stays Processing or Deleting: each recheck waits half the time its status has been unchanged, from --requeue-busy up to this.")
 	fs.DurationVar(&o.RequeueWarning, "requeue-warning", o.RequeueWarning, "Requeue of a Kyma in Warning.")
 	fs.DurationVar(&o.RequeueError, "requeue-error", o.RequeueError, "Requeue of a Kyma in Error.")
 	fs.Float64Var(&o.RequeueJitter, "requeue-jitter", o.RequeueJitter, "Random share added to every requeue interval (0.1 = up to +10%), so that Kymas do not resync in lockstep.")
@@ -318,7 +322,7 @@ func (o *Options) Validate() error {
 	var errs []error
 	positive := map[string]time.Duration{
 		"--runtime-timeout": o.RuntimeTimeout, "--runtime-client-idle-ttl": o.RuntimeIdleTTL,
-		"--requeue-success": o.RequeueSuccess, "--requeue-busy": o.RequeueBusy,
+		"--requeue-success": o.RequeueSuccess, "--requeue-busy": o.RequeueBusy, "--requeue-busy-max": o.RequeueBusyMax,
 		"--requeue-warning": o.RequeueWarning, "--requeue-error": o.RequeueError,
 		"--rate-limiter-base-delay": o.RateLimiterBaseDelay, "--rate-limiter-max-delay": o.RateLimiterMaxDelay,
 		"--shutdown-timeout": o.ShutdownTimeout, "--purge-grace-period": o.PurgeGracePeriod,

@@ -16,6 +16,12 @@ import (
 // Requeue holds the resync interval per state.
 type Requeue struct {
 	Success, Busy, Warning, Error time.Duration
+	// BusyMax is how far the recheck of work under way stretches while its
+	// status stays the same: a module that waits for an hour (an image that
+	// cannot be pulled) is read once per BusyMax, not once per Busy, so
+	// that stuck modules do not crowd out the work that moves. Not above
+	// Busy: every recheck after Busy.
+	BusyMax time.Duration
 	// Jitter adds up to this share of the interval at random, so that Kymas
 	// created together do not resync together.
 	Jitter float64
@@ -41,9 +47,14 @@ func UnderWay(d time.Duration) ctrl.Result {
 	return ctrl.Result{RequeueAfter: d, Priority: ptr.To(UnderWayPriority)}
 }
 
-// After returns the result that resyncs an object in state; with UnderWay,
-// objects still Processing or Deleting are rechecked as work under way.
-func (q Requeue) After(state shared.State) ctrl.Result {
+// After returns the result that resyncs an object in state that just
+// changed.
+func (q Requeue) After(state shared.State) ctrl.Result { return q.AfterUnchanged(state, 0) }
+
+// AfterUnchanged returns the result that resyncs an object in state whose
+// status has stayed the same for unchanged; with UnderWay, objects still
+// Processing or Deleting are rechecked as work under way.
+func (q Requeue) AfterUnchanged(state shared.State, unchanged time.Duration) ctrl.Result {
 	var d time.Duration
 	underWay := false
 	switch state {
@@ -54,7 +65,7 @@ func (q Requeue) After(state shared.State) ctrl.Result {
 	case shared.StateError:
 		d = q.Error
 	default:
-		d, underWay = q.Busy, true
+		d, underWay = q.busy(unchanged), true
 	}
 	if q.Jitter > 0 && d > 0 {
 		d += time.Duration(rand.Float64() * q.Jitter * float64(d)) //nolint:gosec // spreading load needs no secure randomness
@@ -63,6 +74,14 @@ func (q Requeue) After(state shared.State) ctrl.Result {
 		return UnderWay(d)
 	}
 	return ctrl.Result{RequeueAfter: d}
+}
+
+// busy is the recheck of work under way that has not moved for unchanged:
+// half that time, between Busy and BusyMax. Work that just started is read
+// at Busy, and each recheck of stuck work waits about half as long again
+// as the one before.
+func (q Requeue) busy(unchanged time.Duration) time.Duration {
+	return min(max(unchanged/2, q.Busy), max(q.BusyMax, q.Busy))
 }
 
 // conflictRetry is how soon an object that changed under a write is read

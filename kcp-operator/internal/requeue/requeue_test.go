@@ -36,6 +36,36 @@ func TestIntervalsPerStateWithJitter(t *testing.T) {
 	assert.Equal(t, time.Hour, requeue.Requeue{Success: time.Hour}.After(shared.StateReady).RequeueAfter, "no jitter, no spread")
 }
 
+// TestStuckWorkIsRecheckedLessOften: a module that stays Processing is read
+// at Busy at first, then about half as long again each time, up to BusyMax;
+// other states keep their interval whatever their age.
+func TestStuckWorkIsRecheckedLessOften(t *testing.T) {
+	q := requeue.Requeue{Success: time.Hour, Busy: 5 * time.Second, BusyMax: time.Minute, Warning: 2 * time.Minute, Error: time.Minute}
+	tests := []struct {
+		name      string
+		state     shared.State
+		unchanged time.Duration
+		want      time.Duration
+	}{
+		{"just entered", shared.StateProcessing, 0, 5 * time.Second},
+		{"younger than two Busy", shared.StateProcessing, 8 * time.Second, 5 * time.Second},
+		{"half its age", shared.StateProcessing, 30 * time.Second, 15 * time.Second},
+		{"deleting alike", shared.StateDeleting, 30 * time.Second, 15 * time.Second},
+		{"capped", shared.StateProcessing, time.Hour, time.Minute},
+		{"a clock step back", shared.StateProcessing, -time.Hour, 5 * time.Second},
+		{"Ready keeps its resync", shared.StateReady, 10 * time.Hour, time.Hour},
+		{"Warning keeps its interval", shared.StateWarning, 10 * time.Hour, 2 * time.Minute},
+		{"Error keeps its interval", shared.StateError, 10 * time.Hour, time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, q.AfterUnchanged(tt.state, tt.unchanged).RequeueAfter)
+		})
+	}
+	noMax := requeue.Requeue{Busy: 5 * time.Second}
+	assert.Equal(t, 5*time.Second, noMax.AfterUnchanged(shared.StateProcessing, time.Hour).RequeueAfter, "without BusyMax, every Busy")
+}
+
 func TestOnConflictRetriesQuicklyAndPassesOtherErrors(t *testing.T) {
 	gr := schema.GroupResource{Group: "operator.kyma-project.io", Resource: "kymas"}
 	res, err := requeue.OnConflict(apierrors.NewConflict(gr, "kyma-1", errors.New("the object has been modified")))

@@ -49,7 +49,7 @@ type builder struct {
 
 func (b *builder) requeue() requeue.Requeue {
 	o := b.opts
-	return requeue.Requeue{Success: o.RequeueSuccess, Busy: o.RequeueBusy, Warning: o.RequeueWarning, Error: o.RequeueError, Jitter: o.RequeueJitter}
+	return requeue.Requeue{Success: o.RequeueSuccess, Busy: o.RequeueBusy, BusyMax: o.RequeueBusyMax, Warning: o.RequeueWarning, Error: o.RequeueError, Jitter: o.RequeueJitter}
 }
 
 // requeueUnderWay is requeue for a controller whose rechecks finish its

@@ -151,6 +151,7 @@ func startOperator(ctx context.Context, dir string, webhookPort int) (<-chan str
 	opts.MetricsAddr, opts.HealthAddr = "0", "0"
 	opts.RequeueSuccess, opts.RequeueNoPush, opts.TemplateChangeSpread = 10*time.Hour, 10*time.Hour, 0
 	opts.RequeueBusy, opts.RequeueError = 500*time.Millisecond, time.Second
+	opts.RequeueBusyMax = 5 * time.Second
 	opts.AgentRerenderSpread = 0
 	opts.WatcherController = false
 	opts.LayerCacheDir = filepath.Join(dir, "layers")

@@ -130,7 +130,8 @@ func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Re
 	if err := mirrorStatus(ctx, rt, remoteKyma, status); err != nil {
 		return r.runtimeFailed(ctx, kyma, rt, err)
 	}
-	return r.withoutPush(kyma, r.Requeue.After(status.State)), nil
+	unchanged := time.Since(status.LastOperation.LastUpdateTime.Time)
+	return r.withoutPush(kyma, r.Requeue.AfterUnchanged(status.State, unchanged)), nil
 }
 
 // withoutPush shortens the resync while the Kyma's agent is not ready.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -57,7 +58,8 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 	}
 	if len(remaining) > 0 {
 		status := deletingStatus(kyma, "waiting for Manifests to be deleted: "+strings.Join(remaining, ", "))
-		return r.Requeue.After(shared.StateDeleting), r.writeStatus(ctx, kyma, status)
+		unchanged := time.Since(status.LastOperation.LastUpdateTime.Time)
+		return r.Requeue.AfterUnchanged(shared.StateDeleting, unchanged), r.writeStatus(ctx, kyma, status)
 	}
 	if err == nil {
 		err = r.cleanupRuntime(ctx, kyma, rt)

@@ -107,7 +107,7 @@ func testOptions() options.Options {
 	opts.LeaderElect = false
 	opts.MetricsAddr, opts.HealthAddr = "0", "0"
 	opts.RequeueSuccess = time.Hour
-	opts.RequeueBusy = 500 * time.Millisecond
+	opts.RequeueBusy, opts.RequeueBusyMax = 500*time.Millisecond, 5*time.Second
 	opts.RequeueError = time.Second
 	opts.RequeueWarning = time.Second
 	opts.TemplateChangeSpread = 0

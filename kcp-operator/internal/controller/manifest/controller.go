@@ -99,17 +99,28 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // finish writes the observation and requeues by state. Only the first
 // recheck after the Manifest entered its state goes before new work (see
 // requeue.UnderWay): a module that stays Processing for long must not hold
-// up the Manifests created after it.
+// up the Manifests created after it, and it is read less often the longer
+// its status stays the same.
 func (r *Reconciler) finish(ctx context.Context, mf *v1beta2.Manifest, obs observation) (ctrl.Result, error) {
 	entered := mf.Status.State != obs.state
+	unchanged := unchangedFor(mf, obs)
 	if err := r.writeStatus(ctx, mf, obs); err != nil {
 		return ctrl.Result{}, err
 	}
-	res := r.Requeue.After(obs.state)
+	res := r.Requeue.AfterUnchanged(obs.state, unchanged)
 	if !entered {
 		res.Priority = nil
 	}
 	return res, nil
+}
+
+// unchangedFor is how long the Manifest's state and message have been what
+// obs finds them; zero when obs changes them.
+func unchangedFor(mf *v1beta2.Manifest, obs observation) time.Duration {
+	if mf.Status.State != obs.state || mf.Status.LastOperation.Operation != obs.message {
+		return 0
+	}
+	return time.Since(mf.Status.LastOperation.LastUpdateTime.Time)
 }
 
 // runtime returns the client of the runtime the Manifest installs into.

@@ -58,10 +58,11 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, mf *v1beta2.Manifest
 		return ctrl.Result{}, joinErr(r.writeStatus(ctx, mf, obs), err)
 	}
 	if waiting != nil {
+		unchanged := unchangedFor(mf, *waiting)
 		if err := r.writeStatus(ctx, mf, *waiting); err != nil {
 			return ctrl.Result{}, err
 		}
-		return r.Requeue.After(waiting.state), nil
+		return r.Requeue.AfterUnchanged(waiting.state, unchanged), nil
 	}
 	return requeue.OnConflict(r.removeFinalizer(ctx, mf))
 }
