@@ -76,12 +76,20 @@ func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, module 
 				}
 			}
 		} else {
-			owner, err := ownerOf(ctx, rt, o, module, r.AdoptFrom)
+			h, err := ownerOf(ctx, rt, o, module, r.AdoptFrom)
 			if err != nil {
 				return err
 			}
-			if owner != "" {
-				outcome.refuse(o, owner)
+			crd, held := outcome.heldCRD(o.GroupVersionKind().GroupKind())
+			switch {
+			case h.owner != "" && h.leaving:
+				outcome.refuse(o, describe(o)+" is being deleted by its owner, "+h.owner, true)
+				return nil
+			case h.owner != "":
+				outcome.refuse(o, describe(o)+" is owned by "+h.owner, false)
+				return nil
+			case held:
+				outcome.refuse(o, describe(o)+" waits for its CRD: "+crd.text, crd.leaving)
 				return nil
 			}
 		}

@@ -88,7 +88,7 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 	obs := done.onto(observation{synced: synced, applied: record, conditions: []metav1.Condition{
 		condition(v1beta2.ConditionResources, true, "Applied", fmt.Sprintf("%d objects in place", len(synced))),
 	}})
-	crState, crMsg, err := r.moduleCR(ctx, mf, rt)
+	crState, crMsg, err := r.moduleCR(ctx, mf, rt, done)
 	if err != nil {
 		return withFailure(obs, v1beta2.ConditionModuleCR, "ModuleCRFailed", err), err
 	}
@@ -125,8 +125,9 @@ func readiness(obs observation, hasCR bool, crState shared.State, crMsg string, 
 	return obs
 }
 
-// moduleCR creates the default CR once its CRD serves it, and reads its state.
-func (r *Reconciler) moduleCR(ctx context.Context, mf *v1beta2.Manifest, rt *remote.Runtime) (shared.State, string, error) {
+// moduleCR creates the default CR once its CRD serves it and is the
+// module's, and reads its state.
+func (r *Reconciler) moduleCR(ctx context.Context, mf *v1beta2.Manifest, rt *remote.Runtime, done *applyOutcome) (shared.State, string, error) {
 	if mf.Spec.Resource == nil {
 		return shared.StateReady, "", nil
 	}
@@ -146,6 +147,9 @@ func (r *Reconciler) moduleCR(ctx context.Context, mf *v1beta2.Manifest, rt *rem
 	case apierrors.IsNotFound(err):
 		if mf.Spec.CustomResourcePolicy == v1beta2.CustomResourcePolicyIgnore {
 			return shared.StateProcessing, "waiting for the module's CR to be created by the user", nil
+		}
+		if crd, held := done.heldCRD(desired.GroupVersionKind().GroupKind()); held {
+			return shared.StateProcessing, "module CR " + describe(desired) + " not created while " + crd.text, nil
 		}
 		labels := desired.GetLabels()
 		if labels == nil {

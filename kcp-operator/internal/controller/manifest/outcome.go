@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lifecycle-manager/api/shared"
@@ -24,11 +25,17 @@ type applyOutcome struct {
 	created []v1beta2.CreatedResource
 	refused []refusal
 	kept    []removal.Kept
+	// heldKinds are the kinds whose CRDs the module renders but others
+	// hold, each with the CRD's refusal.
+	heldKinds map[schema.GroupKind]refusal
 }
 
 // refusal is an object not applied because someone else owns it.
 type refusal struct {
 	key, text string
+	// leaving: its owner is deleting it, so the module waits for it
+	// instead of warning.
+	leaving bool
 }
 
 func newOutcome(created []v1beta2.CreatedResource) *applyOutcome {
@@ -49,11 +56,36 @@ func (a *applyOutcome) namespace(res shared.Resource, created, applied types.UID
 	}
 }
 
-func (a *applyOutcome) refuse(o *unstructured.Unstructured, owner string) {
+// refuse records o as not applied, for the reason text.
+func (a *applyOutcome) refuse(o *unstructured.Unstructured, text string, leaving bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	res := resourcesOf([]*unstructured.Unstructured{o})[0]
-	a.refused = append(a.refused, refusal{key: removal.Key(res), text: describe(o) + " is owned by " + owner})
+	r := refusal{key: removal.Key(res), text: text, leaving: leaving}
+	a.refused = append(a.refused, r)
+	if isCRD(o.GroupVersionKind()) {
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		if a.heldKinds == nil {
+			a.heldKinds = map[schema.GroupKind]refusal{}
+		}
+		a.heldKinds[schema.GroupKind{Group: group, Kind: kind}] = r
+	}
+}
+
+// heldCRD returns the refusal of the CRD of gk when the module renders it
+// and someone else holds it, else false. The module's objects of gk would
+// become instances of another owner's CRD (another module's, being
+// removed, would then wait for them as its users' data), so they wait
+// until the CRD is the module's.
+func (a *applyOutcome) heldCRD(gk schema.GroupKind) (refusal, bool) {
+	if a == nil {
+		return refusal{}, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, ok := a.heldKinds[gk]
+	return r, ok
 }
 
 func (a *applyOutcome) refusedAny() bool { return a != nil && len(a.refused) > 0 }
@@ -108,18 +140,30 @@ func (a *applyOutcome) onto(obs observation) observation {
 }
 
 // warn makes the module Warning, naming the owners of the objects it did
-// not apply, and tells it in an Event when that is news.
+// not apply, and tells it in an Event when that is news. When every such
+// object is being deleted by its owner (a module removed just before this
+// one came), the module is Processing instead: it waits for them.
 func (r *Reconciler) warn(mf *v1beta2.Manifest, a *applyOutcome, obs observation) observation {
 	if !a.refusedAny() {
 		return obs
 	}
 	texts := make([]string, 0, len(a.refused))
+	waiting := true
 	for _, r := range a.refused {
 		texts = append(texts, r.text)
+		waiting = waiting && r.leaving
 	}
 	slices.Sort(texts)
-	msg := "not applied, to leave them to their owners: " + strings.Join(texts, "; ")
 	obs.conditions = slices.DeleteFunc(obs.conditions, func(c metav1.Condition) bool { return c.Type == v1beta2.ConditionResources })
+	if waiting {
+		msg := "waiting for objects their owners are deleting: " + strings.Join(texts, "; ")
+		obs.conditions = append(obs.conditions, condition(v1beta2.ConditionResources, false, "HeldByLeavingOwners", msg))
+		if obs.state == shared.StateReady || obs.state == shared.StateProcessing {
+			obs.state, obs.message = shared.StateProcessing, msg
+		}
+		return obs
+	}
+	msg := "not applied, to leave them to their owners: " + strings.Join(texts, "; ")
 	obs.conditions = append(obs.conditions, condition(v1beta2.ConditionResources, false, "OwnedByOthers", msg))
 	if obs.state != shared.StateError {
 		obs.state, obs.message = shared.StateWarning, msg

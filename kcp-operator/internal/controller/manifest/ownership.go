@@ -56,19 +56,27 @@ func foreignOwner(current metav1.Object, module string, adopt []string) string {
 	return ""
 }
 
+// holder is who else holds an object the module renders.
+type holder struct {
+	// owner names the holder; "" when the module may apply the object.
+	owner string
+	// leaving: the object is being deleted, so the module gets it soon.
+	leaving bool
+}
+
 // ownerOf reads the object o names in the runtime and returns its foreign
-// owner; an object that does not exist yet has none.
-func ownerOf(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, module string, adopt []string) (string, error) {
+// holder; an object that does not exist yet has none.
+func ownerOf(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, module string, adopt []string) (holder, error) {
 	current := &metav1.PartialObjectMetadata{}
 	current.SetGroupVersionKind(o.GroupVersionKind())
 	err := rt.Get(ctx, client.ObjectKeyFromObject(o), current)
 	switch {
 	case apierrors.IsNotFound(err):
-		return "", nil
+		return holder{}, nil
 	case err != nil:
-		return "", fmt.Errorf("reading %s before applying it: %w", describe(o), err)
+		return holder{}, fmt.Errorf("reading %s before applying it: %w", describe(o), err)
 	}
-	return foreignOwner(current, module, adopt), nil
+	return holder{owner: foreignOwner(current, module, adopt), leaving: !current.DeletionTimestamp.IsZero()}, nil
 }
 
 // createNamespace creates the namespace o names unless it exists, and
