@@ -214,6 +214,11 @@ func TestDeletionWaitsForUserCRs(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "the default CR went first")
 	err = runtimeObject(t, "apps/v1", "Deployment", "blocked", "yankee-operator")
 	assert.NoError(t, err, "the module stays while it is blocked")
+	eventuallyKyma(t, "blocked", "shows the module's removal blocked", func(k *v1beta2.Kyma) bool {
+		ms := moduleStatus(k, "yankee")
+		return ms != nil && ms.State == shared.StateWarning && strings.Contains(ms.Message, "Yankee blocked/mine") &&
+			k.Status.State == shared.StateWarning
+	})
 
 	require.NoError(t, runtimeEnv.Client.Delete(t.Context(), mine))
 	require.Eventually(t, func() bool {
@@ -221,6 +226,7 @@ func TestDeletionWaitsForUserCRs(t *testing.T) {
 		depErr := runtimeObject(t, "apps/v1", "Deployment", "blocked", "yankee-operator")
 		return apierrors.IsNotFound(mfErr) && apierrors.IsNotFound(depErr)
 	}, timeout, tick, "once the user's CR is gone, the module is removed")
+	eventuallyKyma(t, "blocked", "lists the module no more", func(k *v1beta2.Kyma) bool { return moduleStatus(k, "yankee") == nil })
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	err = runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Name: "yankees." + testGroup}, crd)
 	assert.True(t, apierrors.IsNotFound(err) || !crd.DeletionTimestamp.IsZero(), "the CRD is removed last")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -30,6 +32,9 @@ type moduleResult struct {
 	// requires downtime and waits for the maintenance window
 	// (maintenance.go). The status shows the installed version as Warning.
 	held string
+	// leaving is a module no longer listed whose Manifest is being
+	// deleted: it stays in the status until it has left the runtime.
+	leaving bool
 }
 
 // AllowDowngradeAnnotation on a Kyma lets its modules move to a lower
@@ -84,12 +89,17 @@ func (r *Reconciler) syncModules(ctx context.Context, kyma *v1beta2.Kyma) ([]mod
 			log.FromContext(ctx).Error(err, "applying the Manifest of a mandatory module", "module", m.Name)
 		}
 	}
-	for name, mf := range existing {
+	for _, name := range slices.Sorted(maps.Keys(existing)) {
 		if keep[name] {
 			continue
 		}
-		if err := r.removeManifest(ctx, mf, unmanaged(kyma, mf)); err != nil {
+		mf := existing[name]
+		release := unmanaged(kyma, mf)
+		if err := r.removeManifest(ctx, mf, release); err != nil {
 			return nil, err
+		}
+		if !release {
+			results = append(results, leavingModule(kyma, mf))
 		}
 	}
 	return results, nil
@@ -213,6 +223,19 @@ func (r *Reconciler) refuseDowngrade(ctx context.Context, kyma *v1beta2.Kyma, m 
 }
 
 // previousStatus is the status the last reconcile recorded for a listed module.
+// leavingModule is the result of a module removed from the list, under the
+// name its status had.
+func leavingModule(kyma *v1beta2.Kyma, mf *v1beta2.Manifest) moduleResult {
+	listed := v1beta2.Module{Name: mf.Labels[shared.ModuleNameLabel]}
+	for _, ms := range kyma.Status.Modules {
+		if ms.Manifest != nil && ms.Manifest.Name == mf.Name {
+			listed = v1beta2.Module{Name: ms.Name, Channel: ms.Channel}
+			break
+		}
+	}
+	return moduleResult{listed: listed, manifest: mf, leaving: true}
+}
+
 func previousStatus(kyma *v1beta2.Kyma, listedName string) *v1beta2.ModuleStatus {
 	for i := range kyma.Status.Modules {
 		if kyma.Status.Modules[i].Name == listedName {

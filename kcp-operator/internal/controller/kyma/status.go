@@ -81,7 +81,11 @@ func (r *Reconciler) desiredStatus(kyma *v1beta2.Kyma, results []moduleResult, c
 	for _, res := range results {
 		ms := moduleStatus(res)
 		status.Modules = append(status.Modules, ms)
-		states = append(states, ms.State)
+		if ms.State == shared.StateDeleting {
+			states = append(states, shared.StateProcessing) // a module leaves; the Kyma stays
+		} else {
+			states = append(states, ms.State)
+		}
 		if ms.State != shared.StateReady && ms.State != shared.StateUnmanaged {
 			notReady = append(notReady, fmt.Sprintf("%s (%s)", ms.Name, ms.State))
 		}
@@ -128,6 +132,10 @@ func moduleStatus(res moduleResult) v1beta2.ModuleStatus {
 		}
 	}
 	switch {
+	case res.leaving:
+		ms.Manifest = tracking(res.manifest, v1beta2.ManifestKind)
+		ms.Version = res.manifest.Spec.Version
+		ms.State, ms.Message = leavingState(res.manifest)
 	case res.err != nil:
 		ms.State, ms.Message = shared.StateError, res.err.Error()
 	case !res.listed.IsManaged():
@@ -150,6 +158,21 @@ func moduleStatus(res moduleResult) v1beta2.ModuleStatus {
 		}
 	}
 	return ms
+}
+
+// leavingState is the state of a module being removed: Deleting, or the
+// trouble its Manifest reports (a removal that waits for users' data).
+// Until the Manifest controller has seen the deletion, its status tells of
+// the install.
+func leavingState(mf *v1beta2.Manifest) (shared.State, string) {
+	switch st, msg := mf.Status.State, mf.Status.LastOperation.Operation; {
+	case mf.DeletionTimestamp.IsZero() || msg == "":
+		return shared.StateDeleting, "being removed from the runtime"
+	case st == shared.StateWarning || st == shared.StateError || st == shared.StateDeleting:
+		return st, msg
+	default:
+		return shared.StateDeleting, "being removed from the runtime"
+	}
 }
 
 // observed reports whether the Manifest controller's conditions describe
