@@ -89,11 +89,6 @@ func checkedIs(state shared.State, msg string) func(*v1beta2.Kyma) bool {
 }
 
 func TestAModuleReportsAsItsTemplateSays(t *testing.T) {
-	// Passes alone; in the full suite its module turns Warning on either
-	// runtime after a scenario that removed the sample module there (cause
-	// not found yet: the sample CRD it shares with that module). Skipped
-	// until fixed, so that it does not take the scenarios after it along.
-	t.Skip("fails after other scenarios shared its CRD; see the closing note of stop 28")
 	rt := runtime(1)
 	withoutModules(t, rt)
 	step(t, "Given a module whose template names its manager Deployment and maps its CR's status.health to states")
