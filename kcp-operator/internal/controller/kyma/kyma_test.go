@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -206,6 +208,29 @@ func TestUnknownModuleFailsAlone(t *testing.T) {
 	assert.Equal(t, `module "nosuchmodule": no ModuleReleaseMeta and no ModuleTemplate in namespace kcp-system names this module`, bad.Message)
 
 	require.Eventually(t, func() bool { return hasEvent(t, "unknown", "ModuleResolutionFailed") }, timeout, tick)
+}
+
+// A module that stops resolving stays installed however often the Kyma is
+// reconciled: its Error status names the Manifest that stays, which the
+// next reconcile keeps again.
+func TestAModuleThatStopsResolvingStaysInstalled(t *testing.T) {
+	kymaWithModule(t, "unresolved", module{Name: "keeper", Version: "1.0.0"})
+	eventuallyManifest(t, "unresolved-keeper", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+
+	updateKyma(t, "unresolved", func(k *v1beta2.Kyma) { k.Spec.Modules[0].Channel = "nosuchchannel" })
+	k := eventuallyKyma(t, "unresolved", "the module Error", func(k *v1beta2.Kyma) bool {
+		ms := moduleStatus(k, "keeper")
+		return ms != nil && ms.State == shared.StateError
+	})
+	ms := moduleStatus(k, "keeper")
+	require.NotNil(t, ms.Manifest, "the status names the Manifest that stays")
+	assert.Equal(t, "unresolved-keeper", ms.Manifest.Name)
+	assert.Equal(t, "1.0.0", ms.Version, "the installed version")
+	// An Error Kyma is reconciled every second (--requeue-error in this suite).
+	assert.Never(t, func() bool {
+		_, err := getManifest(t, "unresolved-keeper")
+		return apierrors.IsNotFound(err)
+	}, 5*time.Second, tick, "the Manifest stays through the next reconciles")
 }
 
 func TestMissingChannelIsNamed(t *testing.T) {

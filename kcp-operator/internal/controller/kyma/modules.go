@@ -60,8 +60,11 @@ func (r *Reconciler) syncModules(ctx context.Context, kyma *v1beta2.Kyma) ([]mod
 		switch {
 		case res.err != nil:
 			// A module that stops resolving (a template being replaced, say)
-			// keeps its Manifest: resolution trouble never uninstalls.
-			keep[previousManifest(kyma, m.Name)] = true
+			// keeps its Manifest: resolution trouble never uninstalls. The
+			// status names it, so that the next reconcile keeps it too.
+			if prev := existing[previousManifest(kyma, m.Name)]; prev != nil {
+				keep[prev.Name], res.manifest = true, prev
+			}
 			r.Events.Eventf(kyma, nil, corev1.EventTypeWarning, "ModuleResolutionFailed", "Resolve", "%s", res.err.Error())
 		case m.IsManaged():
 			name := ManifestName(kyma, res.resolved.ModuleName)

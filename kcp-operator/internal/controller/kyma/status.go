@@ -137,6 +137,10 @@ func moduleStatus(res moduleResult) v1beta2.ModuleStatus {
 		ms.Version = res.manifest.Spec.Version
 		ms.State, ms.Message = leavingState(res.manifest)
 	case res.err != nil:
+		if res.manifest != nil { // what stays installed
+			ms.Manifest = tracking(res.manifest, v1beta2.ManifestKind)
+			ms.Version = res.manifest.Spec.Version
+		}
 		ms.State, ms.Message = shared.StateError, res.err.Error()
 	case !res.listed.IsManaged():
 		ms.State, ms.Message = shared.StateUnmanaged, "not managed: its resources stay in the runtime untouched"
