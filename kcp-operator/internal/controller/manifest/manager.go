@@ -20,9 +20,35 @@ import (
 // when the module names one, else all its Deployments' and StatefulSets'.
 func workloads(ctx context.Context, mf *v1beta2.Manifest, rt *remote.Runtime, objs []*unstructured.Unstructured, seen *versionSet) (shared.State, string, error) {
 	if mf.Spec.Manager != nil {
-		return managerReady(ctx, rt, mf.Spec.Manager, seen)
+		return managerReady(ctx, rt, renderedManager(mf.Spec.Manager, objs), seen)
 	}
 	return workloadsReady(ctx, rt, objs, seen)
+}
+
+// renderedManager places the manager where this runtime's render put it:
+// modulectl records the namespace it rendered into (kyma-system), and a
+// runtime with a sync namespace gets the module's objects there. When the
+// module renders one object of the manager's kind and name, or one in the
+// named namespace, that object's namespace is the manager's; else the
+// template's stands.
+func renderedManager(m *v1beta2.Manager, objs []*unstructured.Unstructured) *v1beta2.Manager {
+	gk := schema.GroupKind{Group: m.Group, Kind: m.Kind}
+	var found []string
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() != gk || o.GetName() != m.Name {
+			continue
+		}
+		if o.GetNamespace() == m.Namespace {
+			return m
+		}
+		found = append(found, o.GetNamespace())
+	}
+	if len(found) != 1 {
+		return m
+	}
+	placed := m.DeepCopy()
+	placed.Namespace = found[0]
+	return placed
 }
 
 // managerReady reports the module's manager: a Deployment or StatefulSet is

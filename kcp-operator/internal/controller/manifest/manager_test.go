@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
 )
 
 func toUnstructured(t *testing.T, obj runtime.Object, apiVersion, kind string) *unstructured.Unstructured {
@@ -23,6 +24,35 @@ func toUnstructured(t *testing.T, obj runtime.Object, apiVersion, kind string) *
 	u.SetAPIVersion(apiVersion)
 	u.SetKind(kind)
 	return u
+}
+
+func TestTheManagerIsWhereTheRenderPutIt(t *testing.T) {
+	deployment := func(ns, name string) *unstructured.Unstructured {
+		return toUnstructured(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, "apps/v1", "Deployment")
+	}
+	statefulSet := toUnstructured(t, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "sync-ns", Name: "keda-manager"}}, "apps/v1", "StatefulSet")
+	tests := []struct {
+		name string
+		objs []*unstructured.Unstructured
+		want string
+	}{
+		{"rendered into the runtime's sync namespace", []*unstructured.Unstructured{deployment("sync-ns", "keda-manager")}, "sync-ns"},
+		{"rendered where the template says", []*unstructured.Unstructured{deployment("kyma-system", "keda-manager")}, "kyma-system"},
+		{"the named namespace among several", []*unstructured.Unstructured{deployment("a", "keda-manager"), deployment("kyma-system", "keda-manager")}, "kyma-system"},
+		{"several elsewhere: the template's", []*unstructured.Unstructured{deployment("a", "keda-manager"), deployment("b", "keda-manager")}, "kyma-system"},
+		{"another name", []*unstructured.Unstructured{deployment("sync-ns", "keda-sidecar")}, "kyma-system"},
+		{"another kind", []*unstructured.Unstructured{statefulSet}, "kyma-system"},
+		{"not rendered at all", nil, "kyma-system"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &v1beta2.Manager{Name: "keda-manager", Namespace: "kyma-system",
+				GroupVersionKind: metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}}
+			got := renderedManager(m, tt.objs)
+			assert.Equal(t, tt.want, got.Namespace)
+			assert.Equal(t, "kyma-system", m.Namespace, "the Manifest's spec is not changed")
+		})
+	}
 }
 
 func TestRolloutOfTheManager(t *testing.T) {
