@@ -26,10 +26,12 @@ type Requeue struct {
 	// created together do not resync together.
 	Jitter float64
 	// UnderWay rechecks objects still Processing or Deleting with
-	// UnderWayPriority: for a controller whose recheck is how its work
-	// finishes (a Manifest waiting for its workloads). The Kyma controller
-	// is told of its Manifests' progress by their watch; giving its
-	// fallback recheck priority doubled its status writes at 1,000 Kymas.
+	// UnderWayPriority while their status is younger than BusyMax: for a
+	// controller whose recheck is how its work finishes (a Manifest waiting
+	// for its workloads). Work that has not moved for BusyMax is stuck, and
+	// its rechecks wait behind new work. The Kyma controller is told of its
+	// Manifests' progress by their watch; giving its fallback recheck
+	// priority doubled its status writes at 1,000 Kymas.
 	UnderWay bool
 }
 
@@ -53,7 +55,8 @@ func (q Requeue) After(state shared.State) ctrl.Result { return q.AfterUnchanged
 
 // AfterUnchanged returns the result that resyncs an object in state whose
 // status has stayed the same for unchanged; with UnderWay, objects still
-// Processing or Deleting are rechecked as work under way.
+// Processing or Deleting whose status is young are rechecked as work under
+// way.
 func (q Requeue) AfterUnchanged(state shared.State, unchanged time.Duration) ctrl.Result {
 	var d time.Duration
 	underWay := false
@@ -70,7 +73,7 @@ func (q Requeue) AfterUnchanged(state shared.State, unchanged time.Duration) ctr
 	if q.Jitter > 0 && d > 0 {
 		d += time.Duration(rand.Float64() * q.Jitter * float64(d)) //nolint:gosec // spreading load needs no secure randomness
 	}
-	if underWay && q.UnderWay {
+	if underWay && q.UnderWay && q.young(unchanged) {
 		return UnderWay(d)
 	}
 	return ctrl.Result{RequeueAfter: d}
@@ -82,6 +85,13 @@ func (q Requeue) AfterUnchanged(state shared.State, unchanged time.Duration) ctr
 // as the one before.
 func (q Requeue) busy(unchanged time.Duration) time.Duration {
 	return min(max(unchanged/2, q.Busy), max(q.BusyMax, q.Busy))
+}
+
+// young tells work that moves from stuck work: a status that just changed,
+// or has stayed the same for less than BusyMax. Only the first recheck
+// after a change is young without a BusyMax.
+func (q Requeue) young(unchanged time.Duration) bool {
+	return unchanged == 0 || unchanged < q.BusyMax
 }
 
 // conflictRetry is how soon an object that changed under a write is read

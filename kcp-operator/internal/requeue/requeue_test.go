@@ -109,3 +109,31 @@ func TestWorkUnderWayGoesBeforeNewWork(t *testing.T) {
 	assert.Equal(t, recheck, first)
 	assert.Less(t, requeue.UnderWayPriority, eventsource.Priority, "pushed changes still go first")
 }
+
+// TestStuckWorkWaitsBehindNewWork: work under way keeps its priority while
+// its status moves; once it has stayed the same for BusyMax it is stuck (an
+// image that cannot be pulled) and must not hold up new Manifests.
+func TestStuckWorkWaitsBehindNewWork(t *testing.T) {
+	q := requeue.Requeue{Busy: time.Second, BusyMax: time.Minute, UnderWay: true}
+	tests := []struct {
+		name      string
+		q         requeue.Requeue
+		unchanged time.Duration
+		priority  bool
+	}{
+		{"just changed", q, 0, true},
+		{"young", q, 30 * time.Second, true},
+		{"stuck for BusyMax", q, time.Minute, false},
+		{"stuck for an hour", q, time.Hour, false},
+		{"without BusyMax only the first recheck", requeue.Requeue{Busy: time.Second, UnderWay: true}, time.Second, false},
+		{"without BusyMax, just changed", requeue.Requeue{Busy: time.Second, UnderWay: true}, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, state := range []shared.State{shared.StateProcessing, shared.StateDeleting} {
+				got := tt.q.AfterUnchanged(state, tt.unchanged).Priority != nil
+				assert.Equal(t, tt.priority, got, state)
+			}
+		})
+	}
+}

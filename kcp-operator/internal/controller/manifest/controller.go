@@ -96,22 +96,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return r.finish(ctx, mf, obs)
 }
 
-// finish writes the observation and requeues by state. Only the first
-// recheck after the Manifest entered its state goes before new work (see
-// requeue.UnderWay): a module that stays Processing for long must not hold
-// up the Manifests created after it, and it is read less often the longer
-// its status stays the same.
+// finish writes the observation and requeues by state. A module under way
+// is rechecked before new work until its status has stayed the same for
+// --requeue-busy-max (see requeue.UnderWay): one that stays Processing for
+// longer must not hold up the Manifests created after it, and it is read
+// less often the longer its status stays the same.
 func (r *Reconciler) finish(ctx context.Context, mf *v1beta2.Manifest, obs observation) (ctrl.Result, error) {
-	entered := mf.Status.State != obs.state
 	unchanged := unchangedFor(mf, obs)
 	if err := r.writeStatus(ctx, mf, obs); err != nil {
 		return ctrl.Result{}, err
 	}
-	res := r.Requeue.AfterUnchanged(obs.state, unchanged)
-	if !entered {
-		res.Priority = nil
-	}
-	return res, nil
+	return r.Requeue.AfterUnchanged(obs.state, unchanged), nil
 }
 
 // unchangedFor is how long the Manifest's state and message have been what
