@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/listener/eventsource"
 )
 
 var (
@@ -86,12 +88,15 @@ func TestReadWaitsForThePushedWrite(t *testing.T) {
 			if tc.outcome != "" {
 				assert.InDelta(t, 1, readsOf(t, reg, tc.outcome), 0, "outcome %s", tc.outcome)
 			}
-			after := p.Finish(time.Hour, 500*time.Millisecond)
+			res := p.Finish(ctrl.Result{RequeueAfter: time.Hour}, 500*time.Millisecond)
 			if tc.recheck {
-				assert.Equal(t, 500*time.Millisecond, after, "an unsettled wait asks for a second look")
+				assert.Equal(t, 500*time.Millisecond, res.RequeueAfter, "an unsettled wait asks for a second look")
+				if assert.NotNil(t, res.Priority, "with the pushed priority") {
+					assert.Equal(t, eventsource.Priority, *res.Priority, "not behind a release's bulk work")
+				}
 				assert.Equal(t, 1, w.Len(), "and stays for the next reconcile")
 			} else {
-				assert.Equal(t, time.Hour, after)
+				assert.Equal(t, ctrl.Result{RequeueAfter: time.Hour}, res, "as the reconcile asked")
 				assert.Zero(t, w.Len())
 			}
 		})
@@ -121,7 +126,7 @@ func TestAWriteNeverReadIsLookedAtAgain(t *testing.T) {
 	p := w.Take(req)
 	read, _ := reads("9")
 	require.NoError(t, p.Read(t.Context(), kyma, read), "the reconcile reads another object only")
-	assert.Equal(t, 500*time.Millisecond, p.Finish(0, 500*time.Millisecond), "the ConfigMap's write was not confirmed")
+	assert.Equal(t, 500*time.Millisecond, p.Finish(ctrl.Result{}, 500*time.Millisecond).RequeueAfter, "the ConfigMap's write was not confirmed")
 	assert.Equal(t, 1, w.Len())
 }
 
@@ -147,7 +152,7 @@ func TestOldWaitsAreGivenUp(t *testing.T) {
 	p := w.Take(req)
 	read, _ := reads("5")
 	require.NoError(t, p.Read(t.Context(), kyma, read))
-	assert.Equal(t, time.Hour, p.Finish(time.Hour, time.Second), "past MaxAge the resync covers it")
+	assert.Equal(t, time.Hour, p.Finish(ctrl.Result{RequeueAfter: time.Hour}, time.Second).RequeueAfter, "past MaxAge the resync covers it")
 	assert.Zero(t, w.Len())
 	assert.InDelta(t, 1, readsOf(t, reg, freshness.OutcomeExpired), 0)
 }
@@ -168,7 +173,7 @@ func TestNilWaitsHoldNothing(t *testing.T) {
 	read, calls := reads("5")
 	require.NoError(t, p.Read(t.Context(), kyma, read))
 	assert.Equal(t, 1, *calls)
-	assert.Equal(t, time.Hour, p.Finish(time.Hour, time.Second))
+	assert.Equal(t, time.Hour, p.Finish(ctrl.Result{RequeueAfter: time.Hour}, time.Second).RequeueAfter)
 }
 
 func TestTheContextCarriesTheReconcilesWaits(t *testing.T) {

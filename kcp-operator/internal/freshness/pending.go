@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/lifecycle-manager/listener/eventsource"
 )
 
 // Pending is what one reconcile has to see: the waits it took. Its reads
@@ -64,14 +68,29 @@ func (p *Pending) settle(obj Object, outcome string) {
 }
 
 // Finish returns what the reconcile could not settle to the waits of its
-// request, unless older than MaxAge, and shortens after to recheck when
-// it did: the reconcile then looks again soon, as for an event without a
-// version. It returns after unchanged when everything was seen.
-func (p *Pending) Finish(after, recheck time.Duration) time.Duration {
+// request, unless older than MaxAge, and, when it did, makes res look
+// again within recheck with the pushed priority: the second look of a
+// pushed write must not queue behind a release's bulk work, or a push that
+// the runtime's API server was slow to store waits seconds. res is
+// returned as it is when everything was seen.
+func (p *Pending) Finish(res ctrl.Result, recheck time.Duration) ctrl.Result {
+	if !p.keep() || recheck <= 0 {
+		return res
+	}
+	if res.RequeueAfter == 0 || res.RequeueAfter > recheck {
+		res.RequeueAfter = recheck
+	}
+	res.Priority = ptr.To(eventsource.Priority)
+	return res
+}
+
+// keep hands the waits not yet seen back to the owner and tells whether
+// there were any.
+func (p *Pending) keep() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.owner == nil || len(p.waits) == 0 {
-		return after
+		return false
 	}
 	w := p.owner
 	now := w.opts.Now()
@@ -87,13 +106,7 @@ func (p *Pending) Finish(after, recheck time.Duration) time.Duration {
 	}
 	w.mu.Unlock()
 	p.waits = nil
-	if kept == 0 || recheck <= 0 {
-		return after
-	}
-	if after == 0 || after > recheck {
-		return recheck
-	}
-	return after
+	return kept > 0
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

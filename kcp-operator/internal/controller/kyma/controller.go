@@ -96,9 +96,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else {
 		res, err = r.reconcileDeletion(ctx, kyma)
 	}
-	after := pending.Finish(res.RequeueAfter, r.Recheck)
+	finished := pending.Finish(res, r.Recheck)
 	if err == nil {
-		res.RequeueAfter = after
+		res = finished
 	}
 	r.Metrics.reconciled(time.Since(start), res, err)
 	return res, err

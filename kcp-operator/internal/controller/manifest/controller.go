@@ -58,9 +58,9 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pending := r.Fresh.Take(req.NamespacedName)
 	res, err := r.reconcile(freshness.NewContext(ctx, pending), req)
-	after := pending.Finish(res.RequeueAfter, r.Recheck)
+	finished := pending.Finish(res, r.Recheck)
 	if err == nil {
-		res.RequeueAfter = after
+		res = finished
 	}
 	return res, err
 }
