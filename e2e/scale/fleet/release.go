@@ -77,7 +77,7 @@ func (ru *run) pushUnderLoad(ctx context.Context) <-chan error {
 		return done
 	}
 	go func() {
-		edits, lost, err := ru.f.PushEdits(ctx, 0, ru.opts.PushRuntimes, ru.opts.PushEdits, ru.opts.EditRate, "load")
+		edits, lost, err := ru.editSeries(ctx, 0, ru.opts.PushRuntimes, "load")
 		if err == nil {
 			ru.push["load"] = edits
 			ru.r.Push.UnderLoad = summarize(edits)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lifecycle-manager/e2e/scale/metrics"
 	"github.com/lifecycle-manager/e2e/scale/plot"
 	"github.com/lifecycle-manager/e2e/scale/proc"
 	"github.com/lifecycle-manager/e2e/scale/report"
@@ -244,10 +245,11 @@ func (ru *run) pushIdle(ctx context.Context) error {
 	if ru.opts.PushEdits == 0 {
 		return nil
 	}
-	ru.r.Push = &report.Push{Runtimes: ru.opts.PushRuntimes, PublicRuntimes: ru.opts.PublicPushRuntimes}
+	ru.r.Push = &report.Push{Runtimes: ru.opts.PushRuntimes, PublicRuntimes: ru.opts.PublicPushRuntimes,
+		Reads: map[string]map[string]float64{}}
 	if n := ru.opts.PushRuntimes; n > 0 {
 		ru.opts.Progress("%d runtime edits at %.0f/s in %d runtimes with agents", ru.opts.PushEdits, ru.opts.EditRate, n)
-		edits, lost, err := ru.f.PushEdits(ctx, 0, n, ru.opts.PushEdits, ru.opts.EditRate, "idle")
+		edits, lost, err := ru.editSeries(ctx, 0, n, "idle")
 		if err != nil {
 			return err
 		}
@@ -277,6 +279,27 @@ func (ru *run) listenerToReconcile(ctx context.Context) error {
 	ru.r.Push.ListenerAnswers = now.snapshot.By("listener_requests_total", "code", nil)
 	ru.r.Push.Agents = ru.f.agentCounters(ctx)
 	return nil
+}
+
+// editSeries makes the push edits of one series in the runtimes with our
+// agent, and counts how the Kyma controller's reads of them ended.
+func (ru *run) editSeries(ctx context.Context, first, end int, tag string) ([]Edit, int, error) {
+	before, err := ru.f.read(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	edits, lost, err := ru.f.PushEdits(ctx, first, end, ru.opts.PushEdits, ru.opts.EditRate, tag)
+	if err != nil {
+		return nil, 0, err
+	}
+	after, err := ru.f.read(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	const reads = "lifecycle_manager_push_reads_total"
+	kyma := metrics.Labels{"controller": "kyma"}
+	ru.r.Push.Reads[tag] = delta(before.snapshot.By(reads, "outcome", kyma), after.snapshot.By(reads, "outcome", kyma))
+	return edits, lost, nil
 }
 
 func summarize(edits []Edit) *stats.Latency {

@@ -162,6 +162,10 @@ type Push struct {
 	ListenerAnswers map[string]float64 `json:"listenerAnswers,omitempty"`
 	// Agents sums the counters of the real agents.
 	Agents *AgentCounters `json:"agents,omitempty"`
+	// Reads counts, per series (idle, load), the Kyma controller's reads of
+	// pushed writes by outcome (fresh, caught_up, gave_up): a gave_up read
+	// waited for the second look after --push-recheck-delay.
+	Reads map[string]map[string]float64 `json:"reads,omitempty"`
 }
 
 // AgentCounters are the push path as the agents saw it.

@@ -36,6 +36,7 @@ func measured() *report.Report {
 		Push: &report.Push{
 			Idle:      &stats.Latency{Count: 200, P50: 40, P99: 120, Max: 400},
 			UnderLoad: &stats.Latency{Count: 200, P50: 60, P99: 900, Max: 1500},
+			Reads:     map[string]map[string]float64{"load": {"fresh": 180, "caught_up": 15, "gave_up": 5}},
 		},
 		Release: &report.Release{Module: "scale-1", Kymas: 1000, Spread: report.Duration(2 * time.Minute), Seconds: 130, FirstToLastUpdate: 118},
 	}
@@ -120,7 +121,7 @@ func TestTableAndJSON(t *testing.T) {
 	for _, want := range []string{
 		"1000 Kymas × 5 modules", "90.0 s (1000 of 1000 Ready), 1.80× the bound",
 		"p50 60 ms, p99 900 ms, max 1500 ms (200 edits)", "peak 700 MiB", "start 0.50, convergence 2.10",
-		"target", "yes",
+		"target", "yes", "pushed reads (load): 180 fresh, 15 caught up, 5 gave up",
 	} {
 		assert.Contains(t, out, want)
 	}
@@ -134,6 +135,7 @@ func TestTableAndJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &back))
 	assert.Equal(t, r.Config, back.Config)
 	assert.Equal(t, r.Push.UnderLoad, back.Push.UnderLoad)
+	assert.Equal(t, r.Push.Reads, back.Push.Reads)
 	assert.Contains(t, string(raw), `"releaseSpread": "0s"`)
 	assert.Contains(t, string(raw), `"spread": "2m0s"`)
 }

@@ -127,6 +127,12 @@ func (p *Push) countersLine() string {
 			line += fmt.Sprintf(", %d agents unreachable", a.Unreachable)
 		}
 	}
+	for _, series := range []string{"idle", "load"} {
+		if r, ok := p.Reads[series]; ok {
+			line += fmt.Sprintf("; pushed reads (%s): %.0f fresh, %.0f caught up, %.0f gave up",
+				series, r["fresh"], r["caught_up"], r["gave_up"])
+		}
+	}
 	if p.Lost > 0 {
 		line += fmt.Sprintf("; %d edits never arrived", p.Lost)
 	}
