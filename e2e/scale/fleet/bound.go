@@ -15,8 +15,15 @@ import (
 )
 
 // boundNamespace holds the bare client's objects, which the operator does
-// not watch.
-const boundNamespace = "scale-bound"
+// not watch. Each bound has its own: at 10,000 Kymas the KCP had not
+// finished deleting the first bound's 50,000 Manifests when the second
+// began, and its creates failed as "already exists".
+func boundNamespace(withRuntimes bool) string {
+	if withRuntimes {
+		return "scale-bound-full"
+	}
+	return "scale-bound"
+}
 
 // MeasureBound measures the physical limit: how fast a bare client with
 // workers goroutines performs the KCP writes that the design needs to make
@@ -44,14 +51,14 @@ func (f *Fleet) MeasureBound(ctx context.Context, workers int, withRuntimes bool
 		}
 		defer f.deleteRuntimeCopies(context.WithoutCancel(ctx), rtModel)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: boundNamespace}}
-	if err := f.kcp.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
-		return nil, fmt.Errorf("creating namespace %s: %w", boundNamespace, err)
+	ns := boundNamespace(withRuntimes)
+	if err := f.kcp.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
+		return nil, fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
-	defer f.deleteBound(context.WithoutCancel(ctx))
+	defer f.deleteBound(context.WithoutCancel(ctx), ns)
 	kymas := make([]*v1beta2.Kyma, f.opts.Kymas)
 	err = forEach(ctx, f.opts.Kymas, workers, func(ctx context.Context, i int) error {
-		kymas[i] = &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Name: KymaName(i), Namespace: boundNamespace,
+		kymas[i] = &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Name: KymaName(i), Namespace: ns,
 			Labels: kymaModel.Labels}, Spec: kymaModel.Spec}
 		return f.kcp.Create(ctx, kymas[i])
 	})
@@ -118,7 +125,7 @@ func (f *Fleet) firstReadyKyma(ctx context.Context) (int, *v1beta2.Kyma, error) 
 func (f *Fleet) boundWrites(ctx context.Context, k *v1beta2.Kyma, status v1beta2.KymaStatus, models []v1beta2.Manifest) error {
 	for m := range models {
 		mf := &v1beta2.Manifest{ObjectMeta: metav1.ObjectMeta{
-			Name: fmt.Sprintf("%s-%s", k.Name, models[m].Labels[shared.ModuleNameLabel]), Namespace: boundNamespace,
+			Name: fmt.Sprintf("%s-%s", k.Name, models[m].Labels[shared.ModuleNameLabel]), Namespace: k.Namespace,
 			Labels: models[m].Labels}, Spec: models[m].Spec}
 		if err := f.kcp.Create(ctx, mf); err != nil {
 			return err
@@ -132,9 +139,9 @@ func (f *Fleet) boundWrites(ctx context.Context, k *v1beta2.Kyma, status v1beta2
 	return f.kcp.Status().Update(ctx, k)
 }
 
-func (f *Fleet) deleteBound(ctx context.Context) {
+func (f *Fleet) deleteBound(ctx context.Context, ns string) {
 	for _, obj := range []client.Object{&v1beta2.Manifest{}, &v1beta2.Kyma{}} {
-		if err := f.kcp.DeleteAllOf(ctx, obj, client.InNamespace(boundNamespace)); err != nil {
+		if err := f.kcp.DeleteAllOf(ctx, obj, client.InNamespace(ns)); err != nil {
 			f.opts.Progress("deleting the bound's objects: %v", err)
 		}
 	}
