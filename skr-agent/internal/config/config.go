@@ -184,6 +184,8 @@ func (c *Config) validate() error {
 			check(perr == nil && validPort(port), "--kcp-addr (KCP_ADDR) %q: the port must be 1-65535", c.KCPAddr)
 		}
 	}
+	check(c.KCPAddr == "" || c.KCPServerName != "",
+		"--kcp-addr (KCP_ADDR) %q has no host name to verify the KCP's certificate against: set --kcp-server-name", c.KCPAddr)
 	check(c.KCPContract != "" && !strings.ContainsAny(c.KCPContract, "/?# "),
 		"--kcp-contract (KCP_CONTRACT) %q: want one path segment such as v2", c.KCPContract)
 	check(c.CACertFile != "", "--ca-cert (CA_CERT) is required")
