@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs every Go fuzz target of the repository for a short fixed time
-# (FUZZTIME, default 10s), one after the other. New targets are found by
-# their name: func FuzzXxx in a _test.go file.
+# Runs every Go fuzz target of the repository for a fixed number of inputs
+# (FUZZTIME, default 20000x), one after the other. New targets are found by
+# their name: func FuzzXxx in a _test.go file. The budget is a count, not a
+# duration: with a duration, Go 1.26's fuzz coordinator can stall at the
+# deadline and fail with "context deadline exceeded" (go.dev/issue/75804).
 set -euo pipefail
 
-fuzztime="${FUZZTIME:-10s}"
+fuzztime="${FUZZTIME:-20000x}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
