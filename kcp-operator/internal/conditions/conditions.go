@@ -29,6 +29,11 @@ import (
 // and enqueues the Kyma controller when a report changes what the Kyma's
 // status says. A nil Board holds nothing.
 type Board struct {
+	// Settle delays the Kyma controller's reconcile for a report that a
+	// part is done, so that it joins the Kyma's other news (its modules
+	// turning ready) in one reconcile; a problem is taken up at once.
+	Settle time.Duration
+
 	mu      sync.Mutex
 	reports map[types.NamespacedName]map[string]metav1.Condition
 	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -70,7 +75,12 @@ func (b *Board) Report(kyma *v1beta2.Kyma, cond metav1.Condition) {
 		b.pending[key] = struct{}{}
 		return
 	}
-	b.queue.Add(reconcile.Request{NamespacedName: key})
+	req := reconcile.Request{NamespacedName: key}
+	if cond.Status == metav1.ConditionTrue && b.Settle > 0 {
+		b.queue.AddAfter(req, b.Settle)
+		return
+	}
+	b.queue.Add(req)
 }
 
 // Find returns the condition of type typ as last reported for kyma, else

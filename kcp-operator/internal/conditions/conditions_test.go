@@ -132,3 +132,15 @@ func types(k *v1beta2.Kyma) k8stypes.NamespacedName {
 func sameTime(want metav1.Time) func(metav1.Time) bool {
 	return func(got metav1.Time) bool { return got.Equal(&want) }
 }
+
+// TestSettleDelaysOnlyWorkDone checks that a report of work done waits for
+// the settle time, to join the Kyma's other news, and a problem does not.
+func TestSettleDelaysOnlyWorkDone(t *testing.T) {
+	b := conditions.NewBoard()
+	b.Settle = time.Hour
+	q := started(t, b)
+	b.Report(kymaWith(), synced(metav1.ConditionTrue, "ok"))
+	assert.Zero(t, q.Len(), "a part done waits")
+	b.Report(kymaWith(), synced(metav1.ConditionFalse, "down"))
+	assert.Equal(t, 1, q.Len(), "a problem is taken up at once")
+}

@@ -70,13 +70,26 @@ func (a *allKymas) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.
 func (a *allKymas) Generic(context.Context, event.GenericEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 }
 
-// KymaOfSecret maps a Secret labelled with a Kyma's name (its kubeconfig,
-// its certificate) to that Kyma. With purposeOnly, only Secrets with a
-// purpose label (certificates) count.
-func KymaOfSecret(purposeOnly bool) handler.MapFunc {
+// SecretKind tells a Kyma's Secrets apart by the purpose label: its access
+// Secret (the runtime's kubeconfig) has none, its certificate has one.
+type SecretKind int
+
+const (
+	// AccessSecret is the kubeconfig of the Kyma's runtime.
+	AccessSecret SecretKind = iota
+	// CertificateSecret is the certificate of the Kyma's agent.
+	CertificateSecret
+)
+
+// KymaOfSecret maps a Secret of the given kind labelled with a Kyma's name
+// to that Kyma. Each controller watches only the kind it reads: the
+// certificate issuer writes a Secret for every Kyma when it starts, and
+// those writes must not reorder the Kyma controller's queue.
+func KymaOfSecret(kind SecretKind) handler.MapFunc {
 	return func(_ context.Context, o client.Object) []reconcile.Request {
 		name, ok := o.GetLabels()[shared.KymaNameLabel]
-		if !ok || (purposeOnly && o.GetLabels()[shared.PurposeLabel] == "") {
+		hasPurpose := o.GetLabels()[shared.PurposeLabel] != ""
+		if !ok || hasPurpose != (kind == CertificateSecret) {
 			return nil
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}

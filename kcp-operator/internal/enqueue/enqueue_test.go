@@ -4,11 +4,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 )
 
@@ -27,4 +30,35 @@ func TestBackgroundWaitsBehindOrdinaryWork(t *testing.T) {
 	assert.Equal(t, edited, first)
 	assert.Equal(t, release, second)
 	assert.Equal(t, handler.LowPriority, priority)
+}
+
+// TestKymaOfSecretByKind checks that each controller hears only of the
+// Secrets it reads: the Kyma controller of access Secrets, the agent
+// controller of certificates. The issuer writes a certificate for every
+// Kyma at start; were those to reach the Kyma controller, every new Kyma
+// would be queued beside the ones it is finishing.
+func TestKymaOfSecretByKind(t *testing.T) {
+	kyma := []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: "kcp-system", Name: "kyma-1"}}}
+	access := map[string]string{shared.KymaNameLabel: "kyma-1"}
+	certificate := map[string]string{shared.KymaNameLabel: "kyma-1", shared.PurposeLabel: "agent-tls"}
+	unrelated := map[string]string{shared.PurposeLabel: "agent-tls"}
+	tests := []struct {
+		name   string
+		kind   enqueue.SecretKind
+		labels map[string]string
+		want   []reconcile.Request
+	}{
+		{"access Secret to the Kyma controller", enqueue.AccessSecret, access, kyma},
+		{"certificate not to the Kyma controller", enqueue.AccessSecret, certificate, nil},
+		{"certificate to the agent controller", enqueue.CertificateSecret, certificate, kyma},
+		{"access Secret not to the agent controller", enqueue.CertificateSecret, access, nil},
+		{"no Kyma label", enqueue.AccessSecret, nil, nil},
+		{"no Kyma label, with a purpose", enqueue.CertificateSecret, unrelated, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kcp-system", Name: "s", Labels: tt.labels}}
+			assert.Equal(t, tt.want, enqueue.KymaOfSecret(tt.kind)(t.Context(), s))
+		})
+	}
 }

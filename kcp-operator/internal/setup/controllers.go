@@ -88,6 +88,7 @@ func (b *builder) addControllers(ctx context.Context) error {
 		Concurrency: b.opts.RenderConcurrency, Isolate: b.opts.RenderIsolation,
 	})
 	b.board = conditions.NewBoard()
+	b.board.Settle = kymactrl.Settle
 	skr, err := b.skrWebhook()
 	if err != nil {
 		return err

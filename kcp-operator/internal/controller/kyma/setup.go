@@ -59,6 +59,14 @@ func kymaModuleKeys(o client.Object) []string {
 	return out
 }
 
+// Settle is how long the Kyma controller lets news of a Kyma's parts —
+// its Manifests' changes, the catalog and agent reports of work done —
+// gather before it reconciles the Kyma: the parts of a new Kyma finish
+// within moments of each other, and a reconcile for each step of each
+// wrote the Kyma's status five times or more. A report of a problem is taken
+// up at once.
+const Settle = 2 * time.Second
+
 // SetupWithManager registers the controller. spread is the window within
 // which a template or release meta change re-enqueues the Kymas using it.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, spread time.Duration) error {
@@ -66,10 +74,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options,
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kyma").
 		For(&v1beta2.Kyma{}, builder.WithPredicates(kymaChanged())).
-		Owns(&v1beta2.Manifest{}, builder.WithPredicates(manifestChanged())).
+		Watches(&v1beta2.Manifest{}, enqueue.Settled(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
+			&v1beta2.Kyma{}, handler.OnlyControllerOwner()), Settle), builder.WithPredicates(manifestChanged())).
 		Watches(&v1beta2.ModuleTemplate{}, users.handler(TemplateKeys), builder.WithPredicates(specOrLabelsChanged())).
 		Watches(&v1beta2.ModuleReleaseMeta{}, users.handler(ReleaseMetaKeys), builder.WithPredicates(specOrLabelsChanged())).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(enqueue.KymaOfSecret(false)))
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(enqueue.KymaOfSecret(enqueue.AccessSecret)))
 	for _, s := range r.Sources {
 		b = b.WatchesRawSource(s)
 	}
@@ -177,22 +186,54 @@ func kymaChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld.(*v1beta2.Kyma), e.ObjectNew.(*v1beta2.Kyma)
 		return o.Generation != n.Generation ||
-			!maps.Equal(o.Labels, n.Labels) ||
+			!maps.Equal(withoutOurs(o.Labels), withoutOurs(n.Labels)) ||
 			o.Annotations[shared.SyncNamespaceAnnotation] != n.Annotations[shared.SyncNamespaceAnnotation] ||
 			o.Annotations[AllowDowngradeAnnotation] != n.Annotations[AllowDowngradeAnnotation] ||
 			!o.DeletionTimestamp.Equal(n.DeletionTimestamp)
 	}}
 }
 
+// manifestChanged lets through the Manifest changes that change what the
+// Kyma says of the module: its state, and the message of a module in
+// trouble. The message of a module still being installed changes with each
+// step; it reaches the Kyma with the Kyma's next write (at the latest its
+// --requeue-busy recheck), not with a reconcile and a write per step.
 func manifestChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		o, n := e.ObjectOld.(*v1beta2.Manifest), e.ObjectNew.(*v1beta2.Manifest)
-		return o.Generation != n.Generation || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
-			o.Status.State != n.Status.State || o.Status.LastOperation.Operation != n.Status.LastOperation.Operation ||
-			observed(o) != observed(n)
-	}}
+	return predicate.Funcs{
+		// The Kyma controller creates its Manifests itself; their creation
+		// tells it nothing it does not know.
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld.(*v1beta2.Manifest), e.ObjectNew.(*v1beta2.Manifest)
+			if o.Generation != n.Generation || !o.DeletionTimestamp.Equal(n.DeletionTimestamp) {
+				return true
+			}
+			state := shownState(n)
+			return shownState(o) != state ||
+				(state != shared.StateProcessing && o.Status.LastOperation.Operation != n.Status.LastOperation.Operation)
+		},
+	}
+}
+
+// shownState is the state the Kyma shows for an installed module of mf.
+func shownState(mf *v1beta2.Manifest) shared.State {
+	if mf.Status.State == "" || !observed(mf) {
+		return shared.StateProcessing
+	}
+	return mf.Status.State
 }
 
 func specOrLabelsChanged() predicate.Predicate {
 	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})
+}
+
+// withoutOurs drops the label the Kyma controller itself puts on a Kyma
+// when it takes it over: that write must not reconcile the Kyma once more.
+func withoutOurs(labels map[string]string) map[string]string {
+	if _, ok := labels[shared.ManagedByLabel]; !ok {
+		return labels
+	}
+	out := maps.Clone(labels)
+	delete(out, shared.ManagedByLabel)
+	return out
 }

@@ -24,7 +24,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options,
 		For(&v1beta2.Kyma{}, builder.WithPredicates(enqueue.TakenOverKymas())).
 		Watches(&v1beta2.Watcher{}, enqueue.AllKymas(mgr.GetClient(), spread),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(enqueue.KymaOfSecret(true)))
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(enqueue.KymaOfSecret(enqueue.CertificateSecret)))
 	for _, s := range r.Sources {
 		b = b.WatchesRawSource(s)
 	}
