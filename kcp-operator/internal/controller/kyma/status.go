@@ -25,30 +25,40 @@ import (
 // statusToWrite is the status this reconcile writes: the desired one, with
 // the conditions other controllers reported — or the stored one when the
 // Kyma stays Processing and only its progress changed: a part done (a true
-// condition reported). The write that changes a module or ends the
-// Processing carries it; a problem is written at once. A module's message
-// is always written: a module waiting for something says so in the Kyma.
+// condition reported) and, while the stored status is younger than
+// --requeue-busy-max, its modules installing or turning Ready. The write
+// that ends the Processing carries it, or the first one after
+// --requeue-busy-max: a module stuck installing says so in the Kyma then.
+// A problem is written at once.
 func (r *Reconciler) statusToWrite(kyma *v1beta2.Kyma, results []moduleResult) v1beta2.KymaStatus {
 	conds, _ := r.Board.Merged(kyma)
 	status := r.desiredStatus(kyma, results, conds)
-	if progressOnly(kyma.Status, status) {
+	young := time.Since(kyma.Status.LastOperation.LastUpdateTime.Time) < r.Requeue.BusyMax
+	if progressOnly(kyma.Status, status, young) {
 		return kyma.Status
 	}
 	return status
 }
 
 // progressOnly reports whether next differs from stored only in progress
-// of a Kyma that is Processing in both.
-func progressOnly(stored, next v1beta2.KymaStatus) bool {
+// of a Kyma that is Processing in both; with young, the progress of its
+// modules counts too.
+func progressOnly(stored, next v1beta2.KymaStatus, young bool) bool {
 	if stored.State != shared.StateProcessing || next.State != shared.StateProcessing {
 		return false
 	}
 	seen := next
 	seen.LastOperation = stored.LastOperation // follows the module states
+	modulesProgress := young && modulesProgressOnly(stored.Modules, next.Modules)
+	if modulesProgress {
+		seen.Modules = stored.Modules
+	}
 	seen.Conditions = make([]metav1.Condition, 0, len(next.Conditions))
 	for _, c := range next.Conditions {
 		old := meta.FindStatusCondition(stored.Conditions, c.Type)
 		switch {
+		case c.Type == v1beta2.ConditionModules && modulesProgress && old != nil && old.Status == c.Status:
+			seen.Conditions = append(seen.Conditions, *old) // its message lists the modules not Ready
 		case !isReported(c.Type) || c.Status != metav1.ConditionTrue:
 			seen.Conditions = append(seen.Conditions, c)
 		case old == nil:
@@ -61,6 +71,28 @@ func progressOnly(stored, next v1beta2.KymaStatus) bool {
 	}
 	return sameStatus(stored, seen)
 }
+
+// modulesProgressOnly reports whether next differs from stored only in
+// modules going on with their install: the same modules, each Processing
+// or Ready in both, with another message or Manifest.
+func modulesProgressOnly(stored, next []v1beta2.ModuleStatus) bool {
+	if len(stored) != len(next) {
+		return false
+	}
+	for i := range next {
+		a, b := stored[i], next[i]
+		if !installing(a.State) || !installing(b.State) {
+			return false
+		}
+		a.State, a.Message, a.Manifest = b.State, b.Message, b.Manifest
+		if !equality.Semantic.DeepEqual(a, b) {
+			return false
+		}
+	}
+	return true
+}
+
+func installing(s shared.State) bool { return s == shared.StateProcessing || s == shared.StateReady }
 
 // isReported tells the conditions other controllers report.
 func isReported(typ string) bool {
@@ -153,10 +185,7 @@ func moduleStatus(res moduleResult) v1beta2.ModuleStatus {
 		ms.State, ms.Message = shared.StateProcessing, "waiting for its Manifest"
 	default:
 		ms.Manifest = tracking(res.manifest, v1beta2.ManifestKind)
-		ms.State = res.manifest.Status.State
-		if ms.State == "" || !observed(res.manifest) {
-			ms.State = shared.StateProcessing
-		}
+		ms.State = shownState(res.manifest)
 		if ms.State != shared.StateReady {
 			ms.Message = res.manifest.Status.LastOperation.Operation
 		}

@@ -68,27 +68,37 @@ func TestOnlyProgressIsHeldBack(t *testing.T) {
 	}
 	base := func() v1beta2.KymaStatus {
 		return v1beta2.KymaStatus{State: shared.StateProcessing,
-			Modules:       []v1beta2.ModuleStatus{{Name: "a", State: shared.StateProcessing, Message: "applied"}},
-			Conditions:    []metav1.Condition{cond(v1beta2.ConditionModules, metav1.ConditionFalse, "a"), cond(v1beta2.ConditionSKRWebhook, metav1.ConditionFalse, "starting")},
+			Modules: []v1beta2.ModuleStatus{{Name: "a", State: shared.StateProcessing, Message: "applied"},
+				{Name: "b", State: shared.StateProcessing, Message: "applied"}},
+			Conditions:    []metav1.Condition{cond(v1beta2.ConditionModules, metav1.ConditionFalse, "a, b"), cond(v1beta2.ConditionSKRWebhook, metav1.ConditionFalse, "starting")},
 			LastOperation: shared.LastOperation{Operation: "waiting for modules: a (Processing)"}}
 	}
+	// held: whether the change waits while the stored status is young
+	// (younger than --requeue-busy-max), and once it is old.
 	tests := []struct {
-		name   string
-		change func(*v1beta2.KymaStatus)
-		held   bool
+		name            string
+		change          func(*v1beta2.KymaStatus)
+		heldYoung, held bool
 	}{
-		{"nothing changed", func(*v1beta2.KymaStatus) {}, true},
-		{"a module's message while it stays Processing", func(s *v1beta2.KymaStatus) { s.Modules[0].Message = "waiting for Deployment x" }, false},
+		{"nothing changed", func(*v1beta2.KymaStatus) {}, true, true},
+		{"a module's message while it stays Processing", func(s *v1beta2.KymaStatus) {
+			s.Modules[0].Message = "waiting for Deployment x"
+		}, true, false},
 		{"a part reported done for the first time", func(s *v1beta2.KymaStatus) {
 			s.Conditions = append(s.Conditions, cond(v1beta2.ConditionModuleCatalog, metav1.ConditionTrue, "synced"))
-		}, true},
-		{"a module's state", func(s *v1beta2.KymaStatus) { s.Modules[0].State = shared.StateReady }, false},
-		{"a part recovering", func(s *v1beta2.KymaStatus) { s.Conditions[1].Status = metav1.ConditionTrue }, false},
-		{"a part failing anew", func(s *v1beta2.KymaStatus) { s.Conditions[1].Message = "unreachable" }, false},
-		{"the Kyma's state", func(s *v1beta2.KymaStatus) { s.State = shared.StateError }, false},
+		}, true, true},
+		{"a module Ready while another installs", func(s *v1beta2.KymaStatus) {
+			s.Modules[0].State, s.Modules[0].Message = shared.StateReady, ""
+			s.Conditions[0].Message = "b"
+		}, true, false},
+		{"a module failing", func(s *v1beta2.KymaStatus) { s.Modules[0].State = shared.StateError }, false, false},
+		{"a module's version", func(s *v1beta2.KymaStatus) { s.Modules[0].Version = "1.0.1" }, false, false},
+		{"a part recovering", func(s *v1beta2.KymaStatus) { s.Conditions[1].Status = metav1.ConditionTrue }, false, false},
+		{"a part failing anew", func(s *v1beta2.KymaStatus) { s.Conditions[1].Message = "unreachable" }, false, false},
+		{"the Kyma's state", func(s *v1beta2.KymaStatus) { s.State = shared.StateError }, false, false},
 		{"a module added", func(s *v1beta2.KymaStatus) {
-			s.Modules = append(s.Modules, v1beta2.ModuleStatus{Name: "b", State: shared.StateProcessing})
-		}, false},
+			s.Modules = append(s.Modules, v1beta2.ModuleStatus{Name: "c", State: shared.StateProcessing})
+		}, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,7 +106,8 @@ func TestOnlyProgressIsHeldBack(t *testing.T) {
 			next.Modules = append([]v1beta2.ModuleStatus(nil), next.Modules...)
 			next.Conditions = append([]metav1.Condition(nil), next.Conditions...)
 			tc.change(&next)
-			assert.Equal(t, tc.held, progressOnly(base(), next))
+			assert.Equal(t, tc.heldYoung, progressOnly(base(), next, true), "young")
+			assert.Equal(t, tc.held, progressOnly(base(), next, false), "old")
 		})
 	}
 	done := base()
@@ -104,5 +115,5 @@ func TestOnlyProgressIsHeldBack(t *testing.T) {
 	failing := done
 	failing.Conditions = append([]metav1.Condition(nil), done.Conditions...)
 	failing.Conditions[1].Status = metav1.ConditionFalse
-	assert.False(t, progressOnly(done, failing), "a part that was done and fails is written")
+	assert.False(t, progressOnly(done, failing, true), "a part that was done and fails is written")
 }
