@@ -47,6 +47,7 @@ func parseFlags(args []string) (fleet.Options, error) {
 	fs.BoolVar(&o.ResyncWave, "resync-wave", true, "force one reconcile of every object and spread its cost over --resync-interval")
 	fs.DurationVar(&o.ResyncInterval, "resync-interval", 2*time.Hour, "the operator's --requeue-success (its default)")
 	fs.DurationVar(&o.ReleaseSpread, "release-spread", 2*time.Minute, "the operator's --template-change-spread; 0 skips the release")
+	fs.Float64Var(&o.ReleaseRate, "release-rate", 5, "the operator's --fan-out-rate: Kymas per second, at most, the release reaches (0: no limit)")
 	fs.IntVar(&o.BoundWorkers, "bound-workers", 32, "concurrency of the bare-client bound; 0 skips it")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Hour, "longest wait for every Kyma to be Ready")
 	fs.IntVar(&o.ProfileSeconds, "profile-seconds", 0, "save CPU profiles of the operator, the KCP API server and a runtime API server (this many seconds) at the start of the convergence and of the resync wave into --out")

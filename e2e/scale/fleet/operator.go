@@ -25,8 +25,8 @@ type operator struct {
 // StartOperator runs kcp-operator with production defaults. Only what a
 // machine without pods and Istio needs differs: the kubeconfig, loopback
 // addresses, the listener in direct mode and no Watcher controller (no
-// VirtualServices to write). --template-change-spread is the run's
-// release spread.
+// VirtualServices to write). --template-change-spread and --fan-out-rate
+// are the run's release spread and rate.
 func (f *Fleet) StartOperator(ctx context.Context) error {
 	ports := make([]int, 4)
 	for i := range ports {
@@ -53,6 +53,7 @@ func (f *Fleet) StartOperator(ctx context.Context) error {
 		"--cert-endpoint-dns-names=localhost",
 		"--watcher-controller=false",
 		"--template-change-spread=" + f.opts.ReleaseSpread.String(),
+		"--fan-out-rate=" + strconv.FormatFloat(f.opts.ReleaseRate, 'g', -1, 64),
 		"--requeue-success=" + f.opts.ResyncInterval.String(),
 		"--layer-cache-dir=" + filepath.Join(f.opts.RunDir, "layers"),
 		// The agents run on this machine, each Kyma names its loopback port.

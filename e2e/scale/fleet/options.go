@@ -30,6 +30,9 @@ type Options struct {
 	// version of one module is released to every Kyma with it. Zero skips
 	// the release phase.
 	ReleaseSpread time.Duration
+	// ReleaseRate is the operator's --fan-out-rate: the release reaches at
+	// most this many Kymas per second. 0: no limit.
+	ReleaseRate float64
 	// ResyncWave forces one no-op reconcile of every Kyma and Manifest.
 	ResyncWave bool
 	// ResyncInterval is the operator's --requeue-success, which the wave's

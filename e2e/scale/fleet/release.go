@@ -28,7 +28,7 @@ func (ru *run) releasePhase(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ru.opts.Progress("releasing %s %s to channel %s (spread %s)", ModuleName(1), releaseVersion, Channel, ru.opts.ReleaseSpread)
+	ru.opts.Progress("releasing %s %s to channel %s (spread %s, at most %g Kymas/s)", ModuleName(1), releaseVersion, Channel, ru.opts.ReleaseSpread, ru.opts.ReleaseRate)
 	if err := f.Publish(ctx, ModuleName(1), releaseVersion); err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (ru *run) releasePhase(ctx context.Context) error {
 	}
 	seconds := last.Sub(start).Seconds()
 	rel := &report.Release{Module: ModuleName(1), Kymas: ru.opts.Kymas, Spread: report.Duration(ru.opts.ReleaseSpread),
-		Seconds: seconds, FirstToLastUpdate: last.Sub(first).Seconds(),
+		Rate: ru.opts.ReleaseRate, Seconds: seconds, FirstToLastUpdate: last.Sub(first).Seconds(),
 		CPUSeconds:          after.usage.CPUSeconds - before.usage.CPUSeconds,
 		ReconcilesPerSecond: (after.total() - before.total()) / after.at.Sub(before.at).Seconds()}
 	for _, p := range ru.release.reconcileRate {

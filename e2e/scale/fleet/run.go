@@ -35,7 +35,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 		Started: time.Now(), Machine: proc.Default.Machine(), Load: map[string]float64{},
 		Config: report.Config{Kymas: opts.Kymas, ModulesPerKyma: opts.Modules, RuntimeServers: opts.RuntimeServers,
 			PushRuntimes: opts.PushRuntimes, PushEdits: opts.PushEdits, IdleWindow: report.Duration(opts.Idle),
-			ReleaseSpread: report.Duration(opts.ReleaseSpread), ResyncInterval: report.Duration(opts.ResyncInterval),
+			ReleaseSpread: report.Duration(opts.ReleaseSpread), ReleaseRate: opts.ReleaseRate, ResyncInterval: report.Duration(opts.ResyncInterval),
 			OperatorArgs: opts.OperatorArgs},
 	}}
 	err := ru.phases(ctx)

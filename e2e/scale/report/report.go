@@ -44,6 +44,7 @@ type Config struct {
 	PushEdits      int      `json:"pushEdits"`
 	IdleWindow     Duration `json:"idleWindow"`
 	ReleaseSpread  Duration `json:"releaseSpread"`
+	ReleaseRate    float64  `json:"releaseRate"`
 	ResyncInterval Duration `json:"resyncInterval"`
 	OperatorArgs   []string `json:"operatorArgs"`
 }
@@ -187,6 +188,9 @@ type Release struct {
 	Module string   `json:"module"`
 	Kymas  int      `json:"kymas"`
 	Spread Duration `json:"spread"`
+	// Rate is the most Kymas per second the release reaches (0: no cap);
+	// the window is the longer of the spread and Kymas/Rate.
+	Rate float64 `json:"rate,omitempty"`
 	// Seconds until every Kyma had the new version and was Ready again.
 	Seconds float64 `json:"seconds"`
 	// FirstToLastUpdate spans the first to the last Manifest update.
@@ -231,3 +235,13 @@ func (r *Report) WriteJSON(path string) error {
 
 // String prints d as a Go duration.
 func (d Duration) String() string { return time.Duration(d).String() }
+
+// Window is how long the release is spread over: the spread, or longer
+// where the rate needs it.
+func (r *Release) Window() float64 {
+	window := time.Duration(r.Spread).Seconds()
+	if r.Rate > 0 {
+		window = max(window, float64(r.Kymas)/r.Rate)
+	}
+	return window
+}

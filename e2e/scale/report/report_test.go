@@ -85,6 +85,7 @@ func TestJudgeNotMet(t *testing.T) {
 		{"lost idle edit", func(r *report.Report) { r.Push.Lost = 1 }, 3},
 		{"too much memory", func(r *report.Report) { r.Operator.PeakRSS = 5 << 30 }, 4},
 		{"release at once", func(r *report.Report) { r.Release.FirstToLastUpdate = 3 }, 5},
+		{"release faster than its rate", func(r *report.Report) { r.Release.Rate = 2 }, 5},
 		{"Ready at the end", func(r *report.Report) { r.Convergence.HalfReadyShare = 0.9 }, 6},
 		{"too many writes", func(r *report.Report) { r.Convergence.Served.KCP["APPLY kymas/status"] = 8000 }, 7},
 		{"slow against the full bound", func(r *report.Report) { r.Convergence.RatioToFullBound = 1.6 }, 8},

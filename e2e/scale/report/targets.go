@@ -146,8 +146,8 @@ func (r *Report) releaseTarget() Target {
 	if rel == nil || rel.Seconds == 0 {
 		return notMeasured(name, goal)
 	}
-	window := float64(rel.Spread) / 1e9
-	value := fmt.Sprintf("%d Kymas in %.0f s (window %s; updates spanned %.0f s)", rel.Kymas, rel.Seconds, rel.Spread, rel.FirstToLastUpdate)
+	window := rel.Window()
+	value := fmt.Sprintf("%d Kymas in %.0f s (window %.0f s; updates spanned %.0f s)", rel.Kymas, rel.Seconds, window, rel.FirstToLastUpdate)
 	if window == 0 {
 		return judged(name, goal, value, false, "the window is 0: everything at once")
 	}

@@ -1,13 +1,14 @@
 // Package enqueue holds event handlers that fan one change out to many
-// Kymas, spread over a window so that a change does not reconcile
-// thousands of Kymas at the same moment.
+// Kymas, paced so that a change does not reconcile thousands of Kymas at
+// the same moment nor faster than the API servers can also serve pushed
+// changes.
 package enqueue
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,14 +23,14 @@ import (
 )
 
 // AllKymas enqueues every Kyma of the changed object's namespace (of all
-// namespaces for cluster-wide kinds), each at a random time within spread.
-func AllKymas(reader client.Reader, spread time.Duration) handler.EventHandler {
-	return &allKymas{reader: reader, spread: spread}
+// namespaces for cluster-wide kinds), each at the time pacer gives it.
+func AllKymas(reader client.Reader, pacer *Pacer) handler.EventHandler {
+	return &allKymas{reader: reader, pacer: pacer}
 }
 
 type allKymas struct {
 	reader client.Reader
-	spread time.Duration
+	pacer  *Pacer
 }
 
 func (a *allKymas) enqueue(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -38,17 +39,18 @@ func (a *allKymas) enqueue(ctx context.Context, obj client.Object, q workqueue.T
 		ctrl.LoggerFrom(ctx).Error(err, "cannot enqueue the Kymas for a change", "object", obj.GetName())
 		return
 	}
-	for _, k := range list.Items {
-		Background(q, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: k.Namespace, Name: k.Name}}, Delay(a.spread))
+	keys := make([]types.NamespacedName, len(list.Items))
+	for i, k := range list.Items {
+		keys[i] = types.NamespacedName{Namespace: k.Namespace, Name: k.Name}
 	}
+	Paced(q, a.pacer, keys)
 }
 
-// Delay is a random wait within spread.
-func Delay(spread time.Duration) time.Duration {
-	if spread <= 0 {
-		return 0
+// Paced adds keys to q as background work, each at the time pacer gives it.
+func Paced(q workqueue.TypedRateLimitingInterface[reconcile.Request], pacer *Pacer, keys []types.NamespacedName) {
+	for i, after := range pacer.Delays(keys) {
+		Background(q, reconcile.Request{NamespacedName: keys[i]}, after)
 	}
-	return time.Duration(rand.Int64N(int64(spread))) //nolint:gosec // spreading load needs no secure randomness
 }
 
 // Create implements handler.EventHandler.

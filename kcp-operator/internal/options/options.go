@@ -75,7 +75,10 @@ type Options struct {
 	RequeueJitter  float64
 
 	TemplateChangeSpread time.Duration
-	PurgeGracePeriod     time.Duration
+	// FanOutRate caps the Kymas per second each controller re-enqueues
+	// after a template, release meta or Watcher change (internal/enqueue).
+	FanOutRate       float64
+	PurgeGracePeriod time.Duration
 	// MaintenancePolicy is the file of the maintenance policy
 	// (internal/maintenance); empty: upgrades that require downtime run at once.
 	MaintenancePolicy string
@@ -169,6 +172,7 @@ func Default() Options {
 		RequeueJitter:  0.1,
 
 		TemplateChangeSpread: 2 * time.Minute,
+		FanOutRate:           5,
 		PurgeGracePeriod:     5 * time.Minute,
 		ProtectedNamespaces:  []string{"default", "kube-system", "kube-public", "kube-node-lease", "kyma-system"},
 
@@ -274,7 +278,8 @@ func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RequeueWarning, "requeue-warning", o.RequeueWarning, "Requeue of a Kyma in Warning.")
 	fs.DurationVar(&o.RequeueError, "requeue-error", o.RequeueError, "Requeue of a Kyma in Error.")
 	fs.Float64Var(&o.RequeueJitter, "requeue-jitter", o.RequeueJitter, "Random share added to every requeue interval (0.1 = up to +10%), so that Kymas do not resync in lockstep.")
-	fs.DurationVar(&o.TemplateChangeSpread, "template-change-spread", o.TemplateChangeSpread, "A changed ModuleTemplate or ModuleReleaseMeta re-enqueues its Kymas at random times within this window.")
+	fs.DurationVar(&o.TemplateChangeSpread, "template-change-spread", o.TemplateChangeSpread, "A changed ModuleTemplate or ModuleReleaseMeta re-enqueues its Kymas evenly over this window (longer where --fan-out-rate needs it).")
+	fs.Float64Var(&o.FanOutRate, "fan-out-rate", o.FanOutRate, "Kymas per second, at most, that each controller re-enqueues after ModuleTemplate, ModuleReleaseMeta or Watcher changes, one change after another: a release to 10,000 runtimes at 5/s takes 33 minutes and leaves the API servers room for pushed changes. 0: no limit.")
 	fs.StringVar(&o.MaintenancePolicy, "maintenance-policy", o.MaintenancePolicy, "Maintenance policy file (YAML or JSON, read again when it changes): upgrades to a module version that requires downtime wait for the runtime's window unless the Kyma skips windows. Empty: such upgrades run at once. See the README.")
 
 	fs.DurationVar(&o.PurgeGracePeriod, "purge-grace-period", o.PurgeGracePeriod, "A Kyma still being deleted after this long is purged.")
@@ -304,7 +309,7 @@ func (o *Options) bindPush(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AgentContract, "agent-contract", o.AgentContract, "First path segment of the agents' event URLs.")
 	fs.StringVar(&o.AgentWebhookURL, "agent-webhook-url", o.AgentWebhookURL, "Make runtimes call the agent at this URL (https://host:port) instead of its Service: local runs where no pods run.")
 	fs.StringSliceVar(&o.AgentWebhookURLHosts, "agent-webhook-url-allowed-hosts", o.AgentWebhookURLHosts, "Hosts (host[:port]; a host without a port means every port) a Kyma's agent-webhook-url annotation may point the runtime's webhooks at; empty: the annotation is ignored (reported on the SKRWebhook condition and by a Warning Event).")
-	fs.DurationVar(&o.AgentRerenderSpread, "agent-rerender-spread", o.AgentRerenderSpread, "A Watcher change re-renders the agent of every runtime at random times within this window.")
+	fs.DurationVar(&o.AgentRerenderSpread, "agent-rerender-spread", o.AgentRerenderSpread, "A Watcher change re-renders the agent of every runtime evenly over this window (longer where --fan-out-rate needs it).")
 	fs.BoolVar(&o.ModuleDriftWatch, "module-drift-watch", o.ModuleDriftWatch, "Let the agents report edits and deletions of module resources, so that drift is repaired by push.")
 	fs.Float64Var(&o.PushRuntimeRate, "push-runtime-rate", o.PushRuntimeRate, "Pushed requests per second per runtime that go before other work in the controllers' queues (a token bucket); beyond it, and --push-runtime-burst, a runtime's requests wait behind everyone else's, as background work does. 0 disables.")
 	fs.IntVar(&o.PushRuntimeBurst, "push-runtime-burst", o.PushRuntimeBurst, "Burst of --push-runtime-rate.")
@@ -354,6 +359,9 @@ func (o *Options) Validate() error {
 	}
 	if o.TemplateChangeSpread < 0 {
 		errs = append(errs, fmt.Errorf("--template-change-spread must not be negative, got %s", o.TemplateChangeSpread))
+	}
+	if o.FanOutRate < 0 {
+		errs = append(errs, fmt.Errorf("--fan-out-rate must not be negative, got %g", o.FanOutRate))
 	}
 	if o.RateLimiterMaxDelay < o.RateLimiterBaseDelay {
 		errs = append(errs, errors.New("--rate-limiter-max-delay must not be below --rate-limiter-base-delay"))

@@ -3,6 +3,7 @@ package setup
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
+	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 	catalogctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/catalog"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
 	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
@@ -98,7 +100,7 @@ func (b *builder) addControllers(ctx context.Context) error {
 		return err
 	}
 	cat := &catalogctrl.Reconciler{KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueError, Board: b.board}
-	if err := cat.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.CatalogConcurrency), b.opts.TemplateChangeSpread); err != nil {
+	if err := cat.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.CatalogConcurrency), b.pace(b.opts.TemplateChangeSpread)); err != nil {
 		return err
 	}
 	if err := b.purge(kyma.Cleanups); err != nil {
@@ -111,6 +113,12 @@ func (b *builder) addControllers(ctx context.Context) error {
 		return b.watcher()
 	}
 	return nil
+}
+
+// pace is how a controller fans a change out to the Kymas: over spread, at
+// most --fan-out-rate per second.
+func (b *builder) pace(spread time.Duration) enqueue.Pace {
+	return enqueue.Pace{Spread: spread, Rate: b.opts.FanOutRate}
 }
 
 func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, error) {
@@ -134,7 +142,7 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 	r.Maintenance = kymactrl.NewMaintenance(b.opts.MaintenancePolicy, b.log.WithName("maintenance"))
 	r.Sources = append(r.Sources, r.Maintenance)
 	r.Sources = append(r.Sources, b.board.Source())
-	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.opts.TemplateChangeSpread)
+	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.pace(b.opts.TemplateChangeSpread))
 }
 
 func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
@@ -156,7 +164,7 @@ func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
 	if b.push.agentEvents != nil {
 		r.Sources = []source.Source{b.push.agentEvents}
 	}
-	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.opts.AgentRerenderSpread)
+	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.pace(b.opts.AgentRerenderSpread))
 }
 
 func (b *builder) purge(cleanups []kymactrl.RuntimeCleanup) error {

@@ -67,10 +67,10 @@ func kymaModuleKeys(o client.Object) []string {
 // up at once.
 const Settle = 2 * time.Second
 
-// SetupWithManager registers the controller. spread is the window within
-// which a template or release meta change re-enqueues the Kymas using it.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, spread time.Duration) error {
-	users := &Users{Reader: mgr.GetClient(), Spread: spread}
+// SetupWithManager registers the controller. pace is how a template or
+// release meta change re-enqueues the Kymas using it.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pace enqueue.Pace) error {
+	users := &Users{Reader: mgr.GetClient(), Pacer: enqueue.NewPacer(pace)}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kyma").
 		For(&v1beta2.Kyma{}, builder.WithPredicates(kymaChanged())).
@@ -91,7 +91,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options,
 // Users finds the Kymas that use a template or release meta.
 type Users struct {
 	Reader client.Reader
-	Spread time.Duration
+	Pacer  *enqueue.Pacer
 }
 
 // KeysFunc returns the names a Kyma may use for obj, and whether obj is
@@ -151,7 +151,7 @@ func (u *Users) Of(ctx context.Context, obj client.Object, keys KeysFunc) ([]typ
 }
 
 // handler enqueues the users of the changed object (old and new state) at
-// random times within Spread, so that a release does not reconcile every
+// the times Pacer gives them, so that a release does not reconcile every
 // Kyma at once.
 func (u *Users) handler(keys KeysFunc) handler.EventHandler {
 	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
@@ -161,9 +161,7 @@ func (u *Users) handler(keys KeysFunc) handler.EventHandler {
 				ctrl.LoggerFrom(ctx).Error(err, "cannot enqueue the users of a changed object")
 				continue
 			}
-			for _, k := range kymas {
-				enqueue.Background(q, reconcile.Request{NamespacedName: k}, enqueue.Delay(u.Spread))
-			}
+			enqueue.Paced(q, u.Pacer, kymas)
 		}
 	}
 	return handler.Funcs{

@@ -2,7 +2,6 @@ package skrwebhook
 
 import (
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,13 +15,13 @@ import (
 )
 
 // SetupWithManager registers the controller. A Watcher change re-renders
-// the agent of every runtime, each at a random time within spread; a
-// changed certificate Secret of a Kyma re-syncs that runtime at once.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, spread time.Duration) error {
+// the agent of every runtime at pace; a changed certificate Secret of a
+// Kyma re-syncs that runtime at once.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pace enqueue.Pace) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("skrwebhook").
 		For(&v1beta2.Kyma{}, builder.WithPredicates(enqueue.TakenOverKymas())).
-		Watches(&v1beta2.Watcher{}, enqueue.AllKymas(mgr.GetClient(), spread),
+		Watches(&v1beta2.Watcher{}, enqueue.AllKymas(mgr.GetClient(), enqueue.NewPacer(pace)),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(enqueue.KymaOfSecret(enqueue.CertificateSecret)))
 	for _, s := range r.Sources {
