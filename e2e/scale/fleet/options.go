@@ -33,6 +33,10 @@ type Options struct {
 	// ReleaseRate is the operator's --fan-out-rate: the release reaches at
 	// most this many Kymas per second. 0: no limit.
 	ReleaseRate float64
+	// ReleasePushOnly ends the release phase when the push edits made
+	// during it are measured, without waiting for every Kyma to run the
+	// new version: at 10,000 Kymas and 5 per second that is 33 minutes.
+	ReleasePushOnly bool
 	// ResyncWave forces one no-op reconcile of every Kyma and Manifest.
 	ResyncWave bool
 	// ResyncInterval is the operator's --requeue-success, which the wave's
@@ -40,6 +44,9 @@ type Options struct {
 	ResyncInterval time.Duration
 	// BoundWorkers is the bare client's concurrency; 0 skips the bound.
 	BoundWorkers int
+	// OnlyFullBound skips the KCP-only bound: at 10,000 Kymas it and the
+	// deletion of its 50,000 Manifests take a quarter of an hour.
+	OnlyFullBound bool
 	// ReadyTimeout bounds the wait for every Kyma to be Ready.
 	ReadyTimeout time.Duration
 	// ProfileSeconds of CPU profile taken at the start of the convergence

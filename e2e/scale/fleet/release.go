@@ -34,6 +34,10 @@ func (ru *run) releasePhase(ctx context.Context) error {
 	}
 	start := time.Now()
 	pushDone := ru.pushUnderLoad(ctx)
+	if ru.opts.ReleasePushOnly {
+		ru.opts.Progress("measuring only the push edits during the release")
+		return <-pushDone
+	}
 	var first, last time.Time
 	wait, cancel := context.WithTimeout(ctx, ru.opts.ReadyTimeout)
 	defer cancel()

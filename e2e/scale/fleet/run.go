@@ -157,14 +157,16 @@ func (ru *run) bound(ctx context.Context) error {
 	if ru.opts.BoundWorkers == 0 {
 		return nil
 	}
-	b, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, false)
-	if err != nil {
-		return err
+	if !ru.opts.OnlyFullBound {
+		b, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, false)
+		if err != nil {
+			return err
+		}
+		ru.r.Bound = b
+		ru.r.Convergence.RatioToBound = stats.Ratio(ru.r.Convergence.Until(), b.Seconds)
+		ru.opts.Progress("bare client: %d writes in %.1f s (%.0f/s); the operator took %.1f× that",
+			b.Writes, b.Seconds, b.WritesPerSecond, ru.r.Convergence.RatioToBound)
 	}
-	ru.r.Bound = b
-	ru.r.Convergence.RatioToBound = stats.Ratio(ru.r.Convergence.Until(), b.Seconds)
-	ru.opts.Progress("bare client: %d writes in %.1f s (%.0f/s); the operator took %.1f× that",
-		b.Writes, b.Seconds, b.WritesPerSecond, ru.r.Convergence.RatioToBound)
 	full, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, true)
 	if err != nil {
 		return fmt.Errorf("the full bound: %w", err)

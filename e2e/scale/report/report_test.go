@@ -88,6 +88,9 @@ func TestJudgeNotMet(t *testing.T) {
 		{"release faster than its rate", func(r *report.Report) { r.Release.Rate = 2 }, 5},
 		{"Ready at the end", func(r *report.Report) { r.Convergence.HalfReadyShare = 0.9 }, 6},
 		{"too many writes", func(r *report.Report) { r.Convergence.Served.KCP["APPLY kymas/status"] = 8000 }, 7},
+		{"too many writes, against the full bound alone", func(r *report.Report) {
+			r.Convergence.Served.KCP["APPLY kymas/status"], r.Bound = 8000, nil
+		}, 7},
 		{"slow against the full bound", func(r *report.Report) { r.Convergence.RatioToFullBound = 1.6 }, 8},
 		{"not converged, against the full bound", func(r *report.Report) {
 			r.Convergence.Ready, r.Convergence.ProjectedSeconds = 400, 95

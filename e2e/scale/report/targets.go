@@ -184,6 +184,9 @@ func (r *Report) linearityTarget() Target {
 func (r *Report) writesTarget() Target {
 	const name, goal = "KCP writes", "at most 1.3× the bare client's writes"
 	c, b := r.Convergence, r.Bound
+	if b == nil {
+		b = r.FullBound // the same KCP writes, with the runtime ones beside
+	}
 	if c == nil || c.Served == nil || b == nil || b.Writes == 0 {
 		return notMeasured(name, goal)
 	}
