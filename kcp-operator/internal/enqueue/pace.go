@@ -1,9 +1,11 @@
 package enqueue
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -29,6 +31,8 @@ type Pacer struct {
 	mu sync.Mutex
 	// next is the first free time once the slots handed out are taken.
 	next time.Time
+	// last is the latest time handed out.
+	last time.Time
 	// slots are the times handed out that are still to come: a Kyma asked
 	// for again keeps its time instead of taking a second one.
 	slots map[types.NamespacedName]time.Time
@@ -68,6 +72,9 @@ func (p *Pacer) Delays(keys []types.NamespacedName) []time.Duration {
 			taken++
 		}
 		delays[i] = at.Sub(now)
+		if at.After(p.last) {
+			p.last = at
+		}
 	}
 	if p.pace.Rate > 0 {
 		p.next = start.Add(time.Duration(taken) * step)
@@ -97,4 +104,29 @@ func (p *Pacer) forgetPast(now time.Time) {
 			delete(p.slots, k)
 		}
 	}
+}
+
+// Backlog is how long until the last Kyma handed out is due: how far the
+// fan-outs under way (a release) still reach.
+func (p *Pacer) Backlog() time.Duration {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return max(0, p.last.Sub(p.now()))
+}
+
+// RegisterBacklog exports p's Backlog as
+// lifecycle_manager_fan_out_backlog_seconds of controller.
+func RegisterBacklog(reg prometheus.Registerer, controller string, p *Pacer) error {
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "lifecycle_manager_fan_out_backlog_seconds",
+		Help:        "How long until the last Kyma that a ModuleTemplate, ModuleReleaseMeta or Watcher change re-enqueues is due (--fan-out-rate, --template-change-spread).",
+		ConstLabels: prometheus.Labels{"controller": controller},
+	}, func() float64 { return p.Backlog().Seconds() })
+	if err := reg.Register(g); err != nil {
+		return fmt.Errorf("registering the fan-out backlog of %s: %w", controller, err)
+	}
+	return nil
 }

@@ -2,10 +2,14 @@ package enqueue
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -28,7 +32,7 @@ func seconds(s ...float64) []time.Duration {
 // fakeClock is a settable time for the pacer, named as the fake it is.
 type fakeClock struct{ t time.Time }
 
-func (c *fakeClock) now() time.Time           { return c.t }
+func (c *fakeClock) now() time.Time          { return c.t }
 func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
 func newTestPacer(p Pace) (*Pacer, *fakeClock) {
@@ -97,4 +101,24 @@ func TestPacerKeepsAKymasTime(t *testing.T) {
 func TestPacerNil(t *testing.T) {
 	var p *Pacer
 	assert.Equal(t, seconds(0, 0), p.Delays(kymaKeys("kyma", 2)))
+}
+
+// TestPacerBacklog checks the metric that tells how far a release still
+// reaches: the last Kyma's time from now, 0 once it is due.
+func TestPacerBacklog(t *testing.T) {
+	p, clock := newTestPacer(Pace{Rate: 1})
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, RegisterBacklog(reg, "kyma", p))
+	assert.Zero(t, p.Backlog())
+	p.Delays(kymaKeys("kyma", 3))
+	clock.advance(500 * time.Millisecond)
+	assert.Equal(t, 1500*time.Millisecond, p.Backlog())
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP lifecycle_manager_fan_out_backlog_seconds How long until the last Kyma that a ModuleTemplate, ModuleReleaseMeta or Watcher change re-enqueues is due (--fan-out-rate, --template-change-spread).
+# TYPE lifecycle_manager_fan_out_backlog_seconds gauge
+lifecycle_manager_fan_out_backlog_seconds{controller="kyma"} 1.5
+`)))
+	clock.advance(2 * time.Second)
+	assert.Zero(t, p.Backlog())
+	assert.Error(t, RegisterBacklog(reg, "kyma", p), "a second registration of one controller's backlog is an error, not a silent duplicate")
 }

@@ -16,13 +16,13 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 	catalogctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/catalog"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
 	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
 	purgectrl "github.com/lifecycle-manager/kcp-operator/internal/controller/purge"
 	skrwebhookctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/skrwebhook"
 	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
+	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
@@ -100,7 +100,11 @@ func (b *builder) addControllers(ctx context.Context) error {
 		return err
 	}
 	cat := &catalogctrl.Reconciler{KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueError, Board: b.board}
-	if err := cat.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.CatalogConcurrency), b.pace(b.opts.TemplateChangeSpread)); err != nil {
+	pacer, err := b.pacer("catalog", b.opts.TemplateChangeSpread)
+	if err != nil {
+		return err
+	}
+	if err := cat.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.CatalogConcurrency), pacer); err != nil {
 		return err
 	}
 	if err := b.purge(kyma.Cleanups); err != nil {
@@ -115,10 +119,11 @@ func (b *builder) addControllers(ctx context.Context) error {
 	return nil
 }
 
-// pace is how a controller fans a change out to the Kymas: over spread, at
-// most --fan-out-rate per second.
-func (b *builder) pace(spread time.Duration) enqueue.Pace {
-	return enqueue.Pace{Spread: spread, Rate: b.opts.FanOutRate}
+// pacer paces how a controller fans a change out to the Kymas: over
+// spread, at most --fan-out-rate per second; its backlog is a metric.
+func (b *builder) pacer(controller string, spread time.Duration) (*enqueue.Pacer, error) {
+	p := enqueue.NewPacer(enqueue.Pace{Spread: spread, Rate: b.opts.FanOutRate})
+	return p, enqueue.RegisterBacklog(b.reg, controller, p)
 }
 
 func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, error) {
@@ -142,7 +147,11 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 	r.Maintenance = kymactrl.NewMaintenance(b.opts.MaintenancePolicy, b.log.WithName("maintenance"))
 	r.Sources = append(r.Sources, r.Maintenance)
 	r.Sources = append(r.Sources, b.board.Source())
-	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.pace(b.opts.TemplateChangeSpread))
+	pacer, err := b.pacer("kyma", b.opts.TemplateChangeSpread)
+	if err != nil {
+		return nil, err
+	}
+	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), pacer)
 }
 
 func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
@@ -164,7 +173,11 @@ func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
 	if b.push.agentEvents != nil {
 		r.Sources = []source.Source{b.push.agentEvents}
 	}
-	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), b.pace(b.opts.AgentRerenderSpread))
+	pacer, err := b.pacer("skrwebhook", b.opts.AgentRerenderSpread)
+	if err != nil {
+		return nil, err
+	}
+	return r, r.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.KymaConcurrency), pacer)
 }
 
 func (b *builder) purge(cleanups []kymactrl.RuntimeCleanup) error {

@@ -107,9 +107,9 @@ func (r *Reconciler) undoIfDeleted(ctx context.Context, kyma *v1beta2.Kyma, rt *
 }
 
 // SetupWithManager registers the controller. A template or release meta
-// change re-enqueues every Kyma of its namespace at pace.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pace enqueue.Pace) error {
-	everyKyma := enqueue.AllKymas(mgr.GetClient(), enqueue.NewPacer(pace))
+// change re-enqueues every Kyma of its namespace at pacer's pace.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pacer *enqueue.Pacer) error {
+	everyKyma := enqueue.AllKymas(mgr.GetClient(), pacer)
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("catalog").
 		For(&v1beta2.Kyma{}, builder.WithPredicates(enqueue.TakenOverKymas())).

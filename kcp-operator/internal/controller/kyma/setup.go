@@ -67,10 +67,10 @@ func kymaModuleKeys(o client.Object) []string {
 // up at once.
 const Settle = 2 * time.Second
 
-// SetupWithManager registers the controller. pace is how a template or
+// SetupWithManager registers the controller. pacer paces how a template or
 // release meta change re-enqueues the Kymas using it.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pace enqueue.Pace) error {
-	users := &Users{Reader: mgr.GetClient(), Pacer: enqueue.NewPacer(pace)}
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pacer *enqueue.Pacer) error {
+	users := &Users{Reader: mgr.GetClient(), Pacer: pacer}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kyma").
 		For(&v1beta2.Kyma{}, builder.WithPredicates(kymaChanged())).

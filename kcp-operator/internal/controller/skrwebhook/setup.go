@@ -15,13 +15,13 @@ import (
 )
 
 // SetupWithManager registers the controller. A Watcher change re-renders
-// the agent of every runtime at pace; a changed certificate Secret of a
-// Kyma re-syncs that runtime at once.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pace enqueue.Pace) error {
+// the agent of every runtime at pacer's pace; a changed certificate Secret
+// of a Kyma re-syncs that runtime at once.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pacer *enqueue.Pacer) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("skrwebhook").
 		For(&v1beta2.Kyma{}, builder.WithPredicates(enqueue.TakenOverKymas())).
-		Watches(&v1beta2.Watcher{}, enqueue.AllKymas(mgr.GetClient(), enqueue.NewPacer(pace)),
+		Watches(&v1beta2.Watcher{}, enqueue.AllKymas(mgr.GetClient(), pacer),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(enqueue.KymaOfSecret(enqueue.CertificateSecret)))
 	for _, s := range r.Sources {
