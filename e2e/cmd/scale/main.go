@@ -18,6 +18,7 @@ import (
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/lifecycle-manager/e2e/scale/fleet"
+	"github.com/lifecycle-manager/e2e/scale/report"
 )
 
 func main() {
@@ -82,20 +83,13 @@ func run(o fleet.Options) error {
 		return fmt.Errorf("creating the report folder: %w", err)
 	}
 	o.Progress = say
+	o.Checkpoint = func(rep *report.Report) error { return writeReport(rep, o.OutDir) }
 	crlog.SetLogger(logr.Discard()) // the harness reports through say
 	rep, runErr := fleet.Run(ctx, o)
 	if rep == nil {
 		return runErr
 	}
-	if err := rep.WriteJSON(filepath.Join(o.OutDir, "report.json")); err != nil {
-		return err
-	}
-	table, err := os.Create(filepath.Join(o.OutDir, "report.txt"))
-	if err != nil {
-		return fmt.Errorf("writing the table: %w", err)
-	}
-	defer func() { _ = table.Close() }()
-	if err := rep.WriteTable(table); err != nil {
+	if err := writeReport(rep, o.OutDir); err != nil {
 		return err
 	}
 	fmt.Println()
@@ -104,4 +98,23 @@ func run(o fleet.Options) error {
 	}
 	say("report and plots in %s; logs in %s", o.OutDir, filepath.Join(o.RunDir, "logs"))
 	return runErr
+}
+
+// writeReport writes report.json and report.txt into dir.
+func writeReport(rep *report.Report, dir string) error {
+	if err := rep.WriteJSON(filepath.Join(dir, "report.json")); err != nil {
+		return err
+	}
+	table, err := os.Create(filepath.Join(dir, "report.txt"))
+	if err != nil {
+		return fmt.Errorf("writing the table: %w", err)
+	}
+	if err := rep.WriteTable(table); err != nil {
+		_ = table.Close()
+		return err
+	}
+	if err := table.Close(); err != nil {
+		return fmt.Errorf("writing the table: %w", err)
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/lifecycle-manager/e2e/scale/report"
 )
 
 // Options size and shape a run.
@@ -62,6 +64,10 @@ type Options struct {
 	OperatorArgs []string
 	// Progress receives one line per step.
 	Progress func(format string, args ...any)
+	// Checkpoint receives the report, judged, after each phase that
+	// completed: a run that is stopped later (at 10,000 Kymas the full
+	// bound can run the machine out of memory) keeps what it measured.
+	Checkpoint func(*report.Report) error
 }
 
 // MaxRuntimeServers keeps the run at eight API servers with the KCP.

@@ -73,6 +73,20 @@ func (ru *run) phases(ctx context.Context) error {
 		if load, err := proc.Default.LoadAverage(); err == nil {
 			ru.r.Load[s.name] = load[0]
 		}
+		if err := ru.checkpoint(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (ru *run) checkpoint() error {
+	if ru.opts.Checkpoint == nil {
+		return nil
+	}
+	ru.r.Judge()
+	if err := ru.opts.Checkpoint(ru.r); err != nil {
+		return fmt.Errorf("saving the report so far: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lifecycle-manager/e2e/scale/report"
+)
+
+// TestWriteReportTwice checks that a checkpoint's report is replaced by
+// the later one, both files whole: a run stopped after the convergence
+// keeps the convergence's figures.
+func TestWriteReportTwice(t *testing.T) {
+	dir := t.TempDir()
+	rep := &report.Report{Config: report.Config{Kymas: 10000}, Convergence: &report.Convergence{Seconds: 2572, Ready: 10000}}
+	rep.Judge()
+	require.NoError(t, writeReport(rep, dir))
+	rep.Incomplete = "bound: stopped"
+	require.NoError(t, writeReport(rep, dir))
+
+	raw, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	require.NoError(t, err)
+	var back report.Report
+	require.NoError(t, json.Unmarshal(raw, &back))
+	assert.Equal(t, "bound: stopped", back.Incomplete)
+	assert.InDelta(t, 2572, back.Convergence.Seconds, 0.001)
+	table, err := os.ReadFile(filepath.Join(dir, "report.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(table), "10000 Kymas")
+}
+
+// TestParseFlagsOfALongRun checks the flags that make a 10,000 run fit a
+// session.
+func TestParseFlagsOfALongRun(t *testing.T) {
+	o, err := parseFlags([]string{"--kymas=10000", "--only-full-bound", "--release-push-only", "--release-rate=2.5"})
+	require.NoError(t, err)
+	assert.True(t, o.OnlyFullBound)
+	assert.True(t, o.ReleasePushOnly)
+	assert.InDelta(t, 2.5, o.ReleaseRate, 0)
+	o, err = parseFlags(nil)
+	require.NoError(t, err)
+	assert.InDelta(t, 5, o.ReleaseRate, 0, "the operator's --fan-out-rate default")
+	assert.Equal(t, 2*time.Minute, o.ReleaseSpread)
+}
