@@ -324,21 +324,7 @@ func (o *Options) bindPush(fs *pflag.FlagSet) {
 
 // Validate reports every invalid setting at once.
 func (o *Options) Validate() error {
-	var errs []error
-	positive := map[string]time.Duration{
-		"--runtime-timeout": o.RuntimeTimeout, "--runtime-client-idle-ttl": o.RuntimeIdleTTL,
-		"--requeue-success": o.RequeueSuccess, "--requeue-busy": o.RequeueBusy, "--requeue-busy-max": o.RequeueBusyMax,
-		"--requeue-warning": o.RequeueWarning, "--requeue-error": o.RequeueError,
-		"--rate-limiter-base-delay": o.RateLimiterBaseDelay, "--rate-limiter-max-delay": o.RateLimiterMaxDelay,
-		"--shutdown-timeout": o.ShutdownTimeout, "--purge-grace-period": o.PurgeGracePeriod,
-		"--registry-timeout": o.RegistryTimeout, "--requeue-no-push": o.RequeueNoPush,
-		"--render-timeout": o.RenderTimeout,
-	}
-	for name, d := range positive {
-		if d <= 0 {
-			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
-		}
-	}
+	errs := o.validateDurations()
 	counts := map[string]int{
 		"--kyma-concurrency": o.KymaConcurrency, "--catalog-concurrency": o.CatalogConcurrency,
 		"--manifest-concurrency": o.ManifestConcurrency, "--apply-parallelism": o.ApplyParallelism,
@@ -357,9 +343,6 @@ func (o *Options) Validate() error {
 	if o.RequeueJitter < 0 || o.RequeueJitter > 1 {
 		errs = append(errs, fmt.Errorf("--requeue-jitter must be between 0 and 1, got %g", o.RequeueJitter))
 	}
-	if o.TemplateChangeSpread < 0 {
-		errs = append(errs, fmt.Errorf("--template-change-spread must not be negative, got %s", o.TemplateChangeSpread))
-	}
 	if o.FanOutRate < 0 {
 		errs = append(errs, fmt.Errorf("--fan-out-rate must not be negative, got %g", o.FanOutRate))
 	}
@@ -372,9 +355,6 @@ func (o *Options) Validate() error {
 	if o.AgentInstall && o.AgentKCPAddress == "" {
 		errs = append(errs, errors.New("--agent-kcp-address is required with --agent-install (or pass --agent-install=false)"))
 	}
-	if o.AgentRerenderSpread < 0 {
-		errs = append(errs, errors.New("--agent-rerender-spread must not be negative"))
-	}
 	if o.PushRuntimeRate < 0 || (o.PushRuntimeRate > 0 && o.PushRuntimeBurst < 1) {
 		errs = append(errs, fmt.Errorf("--push-runtime-rate %v with --push-runtime-burst %d: want a rate of 0 (off), or more with a burst of at least 1",
 			o.PushRuntimeRate, o.PushRuntimeBurst))
@@ -382,9 +362,6 @@ func (o *Options) Validate() error {
 	if o.ListenerRuntimeRate == 0 || (o.ListenerRuntimeRate > 0 && o.ListenerRuntimeBurst < 1) {
 		errs = append(errs, fmt.Errorf("--listener-runtime-rate %v with --listener-runtime-burst %d: want a positive rate with a burst of at least 1, or a negative rate (no limit)",
 			o.ListenerRuntimeRate, o.ListenerRuntimeBurst))
-	}
-	if o.PushRecheckDelay < 0 {
-		errs = append(errs, fmt.Errorf("--push-recheck-delay must not be negative, got %s", o.PushRecheckDelay))
 	}
 	if _, err := kubeconfig.ParseAllow(o.RuntimeKubeconfigAllow); err != nil {
 		errs = append(errs, fmt.Errorf("--runtime-kubeconfig-allow: %w", err))
@@ -405,6 +382,35 @@ func (o *Options) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateDurations checks the intervals and windows.
+func (o *Options) validateDurations() []error {
+	var errs []error
+	positive := map[string]time.Duration{
+		"--runtime-timeout": o.RuntimeTimeout, "--runtime-client-idle-ttl": o.RuntimeIdleTTL,
+		"--requeue-success": o.RequeueSuccess, "--requeue-busy": o.RequeueBusy, "--requeue-busy-max": o.RequeueBusyMax,
+		"--requeue-warning": o.RequeueWarning, "--requeue-error": o.RequeueError,
+		"--rate-limiter-base-delay": o.RateLimiterBaseDelay, "--rate-limiter-max-delay": o.RateLimiterMaxDelay,
+		"--shutdown-timeout": o.ShutdownTimeout, "--purge-grace-period": o.PurgeGracePeriod,
+		"--registry-timeout": o.RegistryTimeout, "--requeue-no-push": o.RequeueNoPush,
+		"--render-timeout": o.RenderTimeout,
+	}
+	for name, d := range positive {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+		}
+	}
+	notNegative := map[string]time.Duration{
+		"--template-change-spread": o.TemplateChangeSpread, "--agent-rerender-spread": o.AgentRerenderSpread,
+		"--push-recheck-delay": o.PushRecheckDelay,
+	}
+	for name, d := range notNegative {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative, got %s", name, d))
+		}
+	}
+	return errs
 }
 
 // validateSignatures checks the module signature flags.
