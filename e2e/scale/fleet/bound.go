@@ -49,13 +49,17 @@ func (f *Fleet) MeasureBound(ctx context.Context, workers int, withRuntimes bool
 		if rtModel, err = f.readRuntimeModel(ctx, modelIndex); err != nil {
 			return nil, err
 		}
-		defer f.deleteRuntimeCopies(context.WithoutCancel(ctx), rtModel)
+		if !f.opts.BoundOnly {
+			defer f.deleteRuntimeCopies(context.WithoutCancel(ctx), rtModel)
+		}
 	}
 	ns := boundNamespace(withRuntimes)
 	if err := f.kcp.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
 		return nil, fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
-	defer f.deleteBound(context.WithoutCancel(ctx), ns)
+	if !f.opts.BoundOnly { // the run ends next: its servers go with it
+		defer f.deleteBound(context.WithoutCancel(ctx), ns)
+	}
 	kymas := make([]*v1beta2.Kyma, f.opts.Kymas)
 	err = forEach(ctx, f.opts.Kymas, workers, func(ctx context.Context, i int) error {
 		kymas[i] = &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Name: KymaName(i), Namespace: ns,

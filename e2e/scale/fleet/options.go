@@ -49,6 +49,11 @@ type Options struct {
 	// OnlyFullBound skips the KCP-only bound: at 10,000 Kymas it and the
 	// deletion of its 50,000 Manifests take a quarter of an hour.
 	OnlyFullBound bool
+	// BoundOnly measures the bounds on their own: the operator runs only
+	// until one Kyma is Ready (the model the bounds copy) and is stopped;
+	// nothing of the bounds is deleted afterwards. At 10,000 Kymas the full
+	// bound beside the operator's fleet does not fit 24 GiB.
+	BoundOnly bool
 	// ReadyTimeout bounds the wait for every Kyma to be Ready.
 	ReadyTimeout time.Duration
 	// ProfileSeconds of CPU profile taken at the start of the convergence
@@ -122,6 +127,9 @@ func (o *Options) Validate() error {
 	}
 	if o.EditRate <= 0 {
 		errs = append(errs, fmt.Errorf("edit rate %v: want more than 0", o.EditRate))
+	}
+	if o.BoundOnly && o.BoundWorkers == 0 {
+		errs = append(errs, errors.New("bound only: the bound needs at least one worker"))
 	}
 	if o.RunDir == "" || o.OutDir == "" {
 		errs = append(errs, errors.New("run and output folders are required"))

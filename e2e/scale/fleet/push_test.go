@@ -45,6 +45,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"edits without agents", func(o *Options) { o.PushEdits, o.PushRuntimes = 10, 0 }, "push edits need"},
 		{"more agents than runtimes", func(o *Options) { o.PushRuntimes = o.Kymas + 1 }, "push runtimes"},
 		{"no folders", func(o *Options) { o.RunDir = "" }, "folders are required"},
+		{"bound only without a bound", func(o *Options) { o.BoundOnly, o.BoundWorkers = true, 0 }, "bound only"},
+		{"bound only", func(o *Options) { o.BoundOnly, o.BoundWorkers = true, 32 }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := valid()
@@ -65,4 +67,18 @@ func TestDefaultsSizeTheRuntimeServers(t *testing.T) {
 		o.Defaults()
 		assert.Equal(t, want, o.RuntimeServers, "%d Kymas", kymas)
 	}
+}
+
+// TestBoundOnlyRunsNoOperatorPhase: with --bound-only the operator only
+// makes the model, and no phase that measures it runs.
+func TestBoundOnlyRunsNoOperatorPhase(t *testing.T) {
+	names := func(ru *run) []string {
+		var out []string
+		for _, p := range ru.steps() {
+			out = append(out, p.name)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"setup", "model", "bound"}, names(&run{opts: Options{BoundOnly: true}}))
+	assert.Equal(t, []string{"setup", "convergence", "bound", "idle", "resync", "push", "release"}, names(&run{}))
 }
