@@ -69,9 +69,9 @@ func TestDefaultsSizeTheRuntimeServers(t *testing.T) {
 	}
 }
 
-// TestBoundOnlyRunsNoOperatorPhase: with --bound-only the operator only
-// makes the model, and no phase that measures it runs.
-func TestBoundOnlyRunsNoOperatorPhase(t *testing.T) {
+// TestPhases: with --bound-only the operator only makes the model, and
+// no phase that measures it runs; a phase the options turn off is left out.
+func TestPhases(t *testing.T) {
 	names := func(ru *run) []string {
 		var out []string
 		for _, p := range ru.steps() {
@@ -80,5 +80,8 @@ func TestBoundOnlyRunsNoOperatorPhase(t *testing.T) {
 		return out
 	}
 	assert.Equal(t, []string{"setup", "model", "bound"}, names(&run{opts: Options{BoundOnly: true}}))
-	assert.Equal(t, []string{"setup", "convergence", "bound", "idle", "resync", "push", "release"}, names(&run{}))
+	all := Options{BoundWorkers: 32, Idle: time.Minute, ResyncWave: true, PushEdits: 200, ReleaseSpread: time.Minute}
+	assert.Equal(t, []string{"setup", "convergence", "bound", "idle", "resync", "push", "release"}, names(&run{opts: all}))
+	assert.Equal(t, []string{"setup", "convergence", "idle", "push"}, names(&run{opts: Options{Idle: time.Minute, PushEdits: 200}}),
+		"a phase that measures nothing is left out")
 }

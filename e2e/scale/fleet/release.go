@@ -16,9 +16,6 @@ const releaseVersion = "1.0.1"
 // of every Kyma and waits until all run it and are Ready again; the push
 // edits under load run meanwhile.
 func (ru *run) releasePhase(ctx context.Context) error {
-	if ru.opts.ReleaseSpread == 0 {
-		return nil
-	}
 	f := ru.f
 	before, err := f.read(ctx)
 	if err != nil {

@@ -56,10 +56,24 @@ func (ru *run) steps() []phase {
 	if ru.opts.BoundOnly {
 		return []phase{{"setup", ru.setup}, {"model", ru.model}, {"bound", ru.bound}}
 	}
-	return []phase{
-		{"setup", ru.setup}, {"convergence", ru.converge}, {"bound", ru.bound}, {"idle", ru.idle},
-		{"resync", ru.resyncWave}, {"push", ru.pushIdle}, {"release", ru.releasePhase},
+	o := ru.opts
+	all := []struct {
+		phase
+		on bool
+	}{
+		{phase{"setup", ru.setup}, true}, {phase{"convergence", ru.converge}, true},
+		{phase{"bound", ru.bound}, o.BoundWorkers > 0}, {phase{"idle", ru.idle}, o.Idle > 0},
+		{phase{"resync", ru.resyncWave}, o.ResyncWave}, {phase{"push", ru.pushIdle}, o.PushEdits > 0},
+		{phase{"release", ru.releasePhase}, o.ReleaseSpread > 0},
 	}
+	// A phase left out is not run, and reports no load average.
+	var steps []phase
+	for _, p := range all {
+		if p.on {
+			steps = append(steps, p.phase)
+		}
+	}
+	return steps
 }
 
 func (ru *run) phases(ctx context.Context) error {
@@ -196,9 +210,6 @@ func (ru *run) model(ctx context.Context) error {
 }
 
 func (ru *run) bound(ctx context.Context) error {
-	if ru.opts.BoundWorkers == 0 {
-		return nil
-	}
 	if !ru.opts.OnlyFullBound {
 		b, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, false)
 		if err != nil {
@@ -229,7 +240,7 @@ func (ru *run) bound(ctx context.Context) error {
 // projected ratio. The operator is stopped first: the bound must not share
 // the machine with its unfinished work.
 func (ru *run) boundAfterTimeout(ctx context.Context) error {
-	if ru.r.Convergence == nil || ru.r.Convergence.Ready == 0 || ru.f.Operator == nil {
+	if ru.opts.BoundWorkers == 0 || ru.r.Convergence == nil || ru.r.Convergence.Ready == 0 || ru.f.Operator == nil {
 		return nil
 	}
 	ru.opts.Progress("stopping the operator to measure the bare-client bound of the unfinished run")
@@ -262,9 +273,6 @@ func split(points []plot.XY) (xs, ys []float64) {
 }
 
 func (ru *run) idle(ctx context.Context) error {
-	if ru.opts.Idle == 0 {
-		return nil
-	}
 	ru.opts.Progress("idle for %s with everything Ready", ru.opts.Idle)
 	a, err := ru.f.read(ctx)
 	if err != nil {
@@ -290,9 +298,6 @@ func (ru *run) idle(ctx context.Context) error {
 }
 
 func (ru *run) pushIdle(ctx context.Context) error {
-	if ru.opts.PushEdits == 0 {
-		return nil
-	}
 	ru.r.Push = &report.Push{Runtimes: ru.opts.PushRuntimes, PublicRuntimes: ru.opts.PublicPushRuntimes,
 		Reads: map[string]map[string]float64{}}
 	if n := ru.opts.PushRuntimes; n > 0 {

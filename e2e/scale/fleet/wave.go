@@ -21,9 +21,6 @@ const waveLabel = "scale.lifecycle-manager.io/resync-wave"
 // what it costs the operator; the idle target counts that cost spread over
 // the resync interval.
 func (ru *run) resyncWave(ctx context.Context) error {
-	if !ru.opts.ResyncWave {
-		return nil
-	}
 	f := ru.f
 	before, err := f.read(ctx)
 	if err != nil {

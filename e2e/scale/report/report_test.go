@@ -166,3 +166,15 @@ func TestTopServed(t *testing.T) {
 		"total first, then largest first, ties by name")
 	assert.Equal(t, "0: ", report.TopServed(nil, 3))
 }
+
+// TestTableOfARunWithoutTheBound: --bound-workers=0 measures no bound, so
+// the table names no ratio to it.
+func TestTableOfARunWithoutTheBound(t *testing.T) {
+	r := measured()
+	r.Bound, r.Convergence.RatioToBound = nil, 0
+	r.Judge()
+	var buf bytes.Buffer
+	require.NoError(t, r.WriteTable(&buf))
+	assert.Contains(t, buf.String(), "90.0 s (1000 of 1000 Ready)\n")
+	assert.NotContains(t, buf.String(), "× the bound\n")
+}

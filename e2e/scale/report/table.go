@@ -22,11 +22,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	r.boundRows(row)
 	if cv := r.Convergence; cv != nil {
+		ratio := ""
+		switch {
+		case cv.RatioToBound == 0: // a run without the bound has no ratio to it
+		case cv.ProjectedSeconds > 0:
+			ratio = fmt.Sprintf(", ~%.1f× the bound", cv.RatioToBound)
+		default:
+			ratio = fmt.Sprintf(", %.2f× the bound", cv.RatioToBound)
+		}
 		if cv.ProjectedSeconds > 0 {
-			row("time until all Ready", fmt.Sprintf("not reached: %d of %d Ready after %.0f s; all by ~%.0f s at the second half's rate, ~%.1f× the bound",
-				cv.Ready, c.Kymas, cv.Seconds, cv.ProjectedSeconds, cv.RatioToBound))
+			row("time until all Ready", fmt.Sprintf("not reached: %d of %d Ready after %.0f s; all by ~%.0f s at the second half's rate%s",
+				cv.Ready, c.Kymas, cv.Seconds, cv.ProjectedSeconds, ratio))
 		} else {
-			row("time until all Ready", fmt.Sprintf("%.1f s (%d of %d Ready), %.2f× the bound", cv.Seconds, cv.Ready, c.Kymas, cv.RatioToBound))
+			row("time until all Ready", fmt.Sprintf("%.1f s (%d of %d Ready)%s", cv.Seconds, cv.Ready, c.Kymas, ratio))
 		}
 		row("reconciles", fmt.Sprintf("%.0f (%.1f/s)", cv.Reconciles, cv.ReconcilesPerSecond))
 		row("KCP API requests", fmt.Sprintf("%.0f (%.1f/s, %.2f per reconcile)", cv.KCPRequests, cv.KCPRequestsPerSecond, cv.KCPRequestsPerReconcile))
