@@ -19,6 +19,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
+	"github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
 	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
 )
@@ -301,4 +302,24 @@ func TestUnreachableRuntimeFailsTheManifest(t *testing.T) {
 	mf := eventuallyManifest(t, "lost-lambda", "Error", manifestState(shared.StateError))
 	assert.Contains(t, mf.Status.LastOperation.Operation, "connection refused")
 	assert.Len(t, mf.Status.Synced, 3, "what was installed stays recorded")
+}
+
+// TestConfigLayerOfRawManifestsIsToldNotDropped: raw manifests take no Helm
+// values, so a config layer on such a Manifest is left out of the install;
+// a Warning Event says so instead of dropping it silently, and the module
+// stays installed.
+func TestConfigLayerOfRawManifestsIsToldNotDropped(t *testing.T) {
+	publish(t, module{Name: "sigma", Version: "1.0.0"})
+	releaseMeta(t, "sigma", map[string]string{"regular": "1.0.0"})
+	newKyma(t, "rawconfig", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "sigma"}} })
+	playModuleOperator(t, "rawconfig", "sigma", "", false)
+	eventuallyManifest(t, "rawconfig-sigma", "Ready", manifestState(shared.StateReady))
+	assert.False(t, hasEvent(t, "rawconfig-sigma", manifest.ReasonConfigIgnored))
+
+	updateManifest(t, "rawconfig-sigma", func(mf *v1beta2.Manifest) {
+		mf.Spec.Config = &v1beta2.ImageSpec{Repo: reg.Host + "/modules", Name: "sigma-config", Ref: "sha256:" + strings.Repeat("0", 64)}
+	})
+	require.Eventually(t, func() bool { return hasEvent(t, "rawconfig-sigma", manifest.ReasonConfigIgnored) }, timeout, tick,
+		"a Warning Event tells that the values are not used")
+	eventuallyManifest(t, "rawconfig-sigma", "still Ready", manifestState(shared.StateReady))
 }

@@ -21,6 +21,11 @@ const (
 	ReasonContentDenied = "ContentDenied"
 )
 
+// ReasonConfigIgnored is the Warning Event's reason when a Manifest of a
+// raw-manifest module carries a config layer (Helm values): it is
+// installed without it, and each apply says so.
+const ReasonConfigIgnored = "ConfigIgnored"
+
 // ReasonControlPlaneTarget is the Installation condition's reason for a
 // Manifest with spec.remote: false, which is not installed.
 const ReasonControlPlaneTarget = "ControlPlaneTargetUnsupported"

@@ -77,6 +77,9 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 			return done.onto(failed(mf, v1beta2.ConditionResources, "PruneFailed", err)), err
 		}
 		r.Metrics.applied(len(rendered.Objects))
+		for _, msg := range rendered.Ignored {
+			r.event(mf, true, ReasonConfigIgnored, msg)
+		}
 		if record != "" && !done.refusedAny() {
 			// A first install is told by the Kyma's Ready Event; this one
 			// changed a module that was in place (new version, drift repaired).

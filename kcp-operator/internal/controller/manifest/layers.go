@@ -57,8 +57,14 @@ func (s *LayerSource) Render(ctx context.Context, mf *v1beta2.Manifest, target T
 	if req.Type == "" {
 		req.Type = render.RawManifest
 	}
-	configRef := ""
-	if mf.Spec.Config != nil {
+	configRef, ignored := "", []string(nil)
+	switch {
+	case mf.Spec.Config != nil && req.Type != render.HelmChart:
+		// Raw manifests take no values. The marker in the hash makes adding
+		// or removing the layer an apply, which tells it.
+		configRef = "ignored"
+		ignored = append(ignored, fmt.Sprintf("spec.config (Helm values) is ignored: the module installs %s, which takes no values", req.Type))
+	case mf.Spec.Config != nil:
 		config, ref, err := s.layer(ctx, *mf.Spec.Config, keys)
 		if err != nil {
 			return nil, fmt.Errorf("config layer: %w", err)
@@ -70,7 +76,7 @@ func (s *LayerSource) Render(ctx context.Context, mf *v1beta2.Manifest, target T
 		return nil, fmt.Errorf("rendering %s: %w", installRef, err)
 	}
 	hash := runtimebase.Hash([]any{installRef, configRef, req.Type, req.Module, req.Namespace, req.LocalizedImages})
-	return &Rendered{Objects: objs, Hash: hash}, nil
+	return &Rendered{Objects: objs, Hash: hash, Ignored: ignored}, nil
 }
 
 // layer pins a layer to its digest and loads it only when the render cache misses.

@@ -30,4 +30,7 @@ type Rendered struct {
 	// Hash identifies the content (layer digests, values, target): equal
 	// hashes mean equal objects.
 	Hash string
+	// Ignored names what of the Manifest the render could not use; each
+	// apply tells it in a Warning Event.
+	Ignored []string
 }
