@@ -21,31 +21,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		row("load average (1m)", r.loadLine())
 	}
 	r.boundRows(row)
-	if cv := r.Convergence; cv != nil {
-		ratio := ""
-		switch {
-		case cv.RatioToBound == 0: // a run without the bound has no ratio to it
-		case cv.ProjectedSeconds > 0:
-			ratio = fmt.Sprintf(", ~%.1f× the bound", cv.RatioToBound)
-		default:
-			ratio = fmt.Sprintf(", %.2f× the bound", cv.RatioToBound)
-		}
-		if cv.ProjectedSeconds > 0 {
-			row("time until all Ready", fmt.Sprintf("not reached: %d of %d Ready after %.0f s; all by ~%.0f s at the second half's rate%s",
-				cv.Ready, c.Kymas, cv.Seconds, cv.ProjectedSeconds, ratio))
-		} else {
-			row("time until all Ready", fmt.Sprintf("%.1f s (%d of %d Ready)%s", cv.Seconds, cv.Ready, c.Kymas, ratio))
-		}
-		row("reconciles", fmt.Sprintf("%.0f (%.1f/s)", cv.Reconciles, cv.ReconcilesPerSecond))
-		row("KCP API requests", fmt.Sprintf("%.0f (%.1f/s, %.2f per reconcile)", cv.KCPRequests, cv.KCPRequestsPerSecond, cv.KCPRequestsPerReconcile))
-		row("runtime API requests", fmt.Sprintf("%.0f", cv.RuntimeRequests))
-		row("operator CPU until Ready", fmt.Sprintf("%.1f s", cv.CPUSeconds))
-		if sv := cv.Served; sv != nil {
-			row("KCP server answered", TopServed(sv.KCP, 10))
-			row("runtime servers answered", TopServed(sv.Runtime, 10))
-			row("CPU seconds by program", TopServed(sv.CPUSeconds, 10))
-		}
-	}
+	r.convergenceRows(row)
 	o := r.Operator
 	if o.PeakRSS > 0 {
 		row("operator RSS", fmt.Sprintf("peak %s, steady %s, baseline %s, %s per runtime",
@@ -154,5 +130,36 @@ func (r *Report) boundRows(row func(name, value string)) {
 	if b := r.FullBound; b != nil {
 		row("full bound (with runtime writes)", fmt.Sprintf("%.1f s for %d KCP + %d runtime writes (%.0f writes/s)",
 			b.Seconds, b.Writes, b.RuntimeWrites, b.WritesPerSecond))
+	}
+}
+
+// convergenceRows prints the convergence's figures, when it was measured.
+func (r *Report) convergenceRows(row func(name, value string)) {
+	cv, c := r.Convergence, r.Config
+	if cv == nil {
+		return
+	}
+	ratio := ""
+	switch {
+	case cv.RatioToBound == 0: // a run without the bound has no ratio to it
+	case cv.ProjectedSeconds > 0:
+		ratio = fmt.Sprintf(", ~%.1f× the bound", cv.RatioToBound)
+	default:
+		ratio = fmt.Sprintf(", %.2f× the bound", cv.RatioToBound)
+	}
+	if cv.ProjectedSeconds > 0 {
+		row("time until all Ready", fmt.Sprintf("not reached: %d of %d Ready after %.0f s; all by ~%.0f s at the second half's rate%s",
+			cv.Ready, c.Kymas, cv.Seconds, cv.ProjectedSeconds, ratio))
+	} else {
+		row("time until all Ready", fmt.Sprintf("%.1f s (%d of %d Ready)%s", cv.Seconds, cv.Ready, c.Kymas, ratio))
+	}
+	row("reconciles", fmt.Sprintf("%.0f (%.1f/s)", cv.Reconciles, cv.ReconcilesPerSecond))
+	row("KCP API requests", fmt.Sprintf("%.0f (%.1f/s, %.2f per reconcile)", cv.KCPRequests, cv.KCPRequestsPerSecond, cv.KCPRequestsPerReconcile))
+	row("runtime API requests", fmt.Sprintf("%.0f", cv.RuntimeRequests))
+	row("operator CPU until Ready", fmt.Sprintf("%.1f s", cv.CPUSeconds))
+	if sv := cv.Served; sv != nil {
+		row("KCP server answered", TopServed(sv.KCP, 10))
+		row("runtime servers answered", TopServed(sv.Runtime, 10))
+		row("CPU seconds by program", TopServed(sv.CPUSeconds, 10))
 	}
 }
