@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -52,6 +53,8 @@ type Reconciler struct {
 	// Policy refuses rendered content before anything is applied; nil
 	// refuses nothing.
 	Policy *contentpolicy.Policy
+
+	held heldStatuses
 }
 
 // Reconcile installs the module of one Manifest and reports its state.
@@ -68,8 +71,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	mf := &v1beta2.Manifest{}
 	if err := r.KCP.Get(ctx, req.NamespacedName, mf); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.held.drop(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	r.held.restore(mf)
 	if mf.SkipsReconciliation() {
 		log.FromContext(ctx).V(1).Info("skipping: the Manifest carries " + shared.SkipReconciliationLabel)
 		return ctrl.Result{}, nil

@@ -162,7 +162,11 @@ func userResources(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest
 // that operator no longer runs on a switched KCP, so its finalizer would
 // hold the Manifest forever.
 func (r *Reconciler) removeFinalizer(ctx context.Context, mf *v1beta2.Manifest) error {
-	return finalizer.Remove(ctx, r.KCP, mf, shared.ManifestFinalizer, shared.PublicManifestFinalizer)
+	if err := finalizer.Remove(ctx, r.KCP, mf, shared.ManifestFinalizer, shared.PublicManifestFinalizer); err != nil {
+		return err
+	}
+	r.held.drop(keyOf(mf))
+	return nil
 }
 
 func joinErr(a, b error) error {

@@ -18,8 +18,40 @@ import (
 )
 
 // writeStatus turns the observation into the Manifest status and applies
-// it when it changed. It is the only place that writes Manifest status.
+// it when it changed, unless it is the first status of an install under
+// way, which is held until the next reconcile (see heldStatuses). It is the
+// only place that writes Manifest status.
 func (r *Reconciler) writeStatus(ctx context.Context, mf *v1beta2.Manifest, obs observation) error {
+	status := nextStatus(mf, obs)
+	if equality.Semantic.DeepEqual(status, mf.Status) && !r.held.pending(mf) {
+		return nil
+	}
+	if r.held.hold(mf, status) {
+		return nil
+	}
+	if recorder.Problem(mf.Status.State, status.State) {
+		r.event(mf, status.State == shared.StateError || status.State == shared.StateWarning,
+			"State"+string(status.State), obs.message)
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&v1beta2.Manifest{Status: status})
+	if err != nil {
+		return fmt.Errorf("encoding the status of Manifest %s: %w", mf.Name, err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"status": content["status"]}}
+	u.SetAPIVersion(v1beta2.GroupVersion.String())
+	u.SetKind(v1beta2.ManifestKind)
+	u.SetNamespace(mf.Namespace)
+	u.SetName(mf.Name)
+	if err := r.KCP.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(StatusOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("writing the status of Manifest %s: %w", mf.Name, err)
+	}
+	r.held.drop(keyOf(mf))
+	mf.Status = status
+	return nil
+}
+
+// nextStatus is mf's status with what obs found.
+func nextStatus(mf *v1beta2.Manifest, obs observation) v1beta2.ManifestStatus {
 	status := *mf.Status.DeepCopy()
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	status.State = obs.state
@@ -40,25 +72,5 @@ func (r *Reconciler) writeStatus(ctx context.Context, mf *v1beta2.Manifest, obs 
 	if status.LastOperation.Operation != obs.message {
 		status.LastOperation = shared.LastOperation{Operation: obs.message, LastUpdateTime: now}
 	}
-	if equality.Semantic.DeepEqual(status, mf.Status) {
-		return nil
-	}
-	if recorder.Problem(mf.Status.State, status.State) {
-		r.event(mf, status.State == shared.StateError || status.State == shared.StateWarning,
-			"State"+string(status.State), obs.message)
-	}
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&v1beta2.Manifest{Status: status})
-	if err != nil {
-		return fmt.Errorf("encoding the status of Manifest %s: %w", mf.Name, err)
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": content["status"]}}
-	u.SetAPIVersion(v1beta2.GroupVersion.String())
-	u.SetKind(v1beta2.ManifestKind)
-	u.SetNamespace(mf.Namespace)
-	u.SetName(mf.Name)
-	if err := r.KCP.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(StatusOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("writing the status of Manifest %s: %w", mf.Name, err)
-	}
-	mf.Status = status
-	return nil
+	return status
 }

@@ -1,0 +1,180 @@
+package kyma_test
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
+	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/oci"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/render"
+	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+)
+
+// heldInstall is a Manifest that only a Manifest reconciler of the test's
+// own reconciles, one step at a time: it lives in a KCP namespace the
+// suite's operator does not watch, with a copy of the spec the operator
+// made for a Kyma of the same module.
+type heldInstall struct {
+	reconciler *manifestctrl.Reconciler
+	key        client.ObjectKey
+	// runtimeNamespace holds the module's objects in the runtime.
+	module, runtimeNamespace string
+	// kcpWrites and runtimePatches count what the reconciles wrote.
+	kcpWrites, runtimePatches *atomic.Int64
+}
+
+func newHeldInstall(t *testing.T, name string) *heldInstall {
+	t.Helper()
+	ctx := t.Context()
+	require.NoError(t, testmodule.Module{Name: name, Version: "1.0.0"}.Publish(ctx, kcp.Client, reg.Host, kcpNamespace))
+	releaseMeta(t, name, map[string]string{"regular": "1.0.0"})
+	newKyma(t, name, func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: name}} })
+	model := &v1beta2.Manifest{}
+	require.Eventually(t, func() bool {
+		return kcp.Client.Get(ctx, client.ObjectKey{Namespace: kcpNamespace, Name: name + "-" + name}, model) == nil
+	}, timeout, tick, "the operator creates the Manifest the test copies")
+
+	ns := "direct-" + name
+	require.NoError(t, kcp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	require.NoError(t, kcp.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig-" + name, Namespace: ns, Labels: map[string]string{shared.KymaNameLabel: name}},
+		Data:       map[string][]byte{shared.KubeconfigSecretKey: runtimeConfig},
+	}))
+	require.NoError(t, kcp.Client.Create(ctx, &v1beta2.Kyma{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{shared.SyncNamespaceAnnotation: ns}},
+	}))
+	mf := &v1beta2.Manifest{ObjectMeta: metav1.ObjectMeta{Name: model.Name, Namespace: ns, Labels: model.Labels}, Spec: model.Spec}
+	require.NoError(t, kcp.Client.Create(ctx, mf))
+
+	require.NoError(t, runtimeEnv.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	h := &heldInstall{key: client.ObjectKeyFromObject(mf), module: name, runtimeNamespace: ns, kcpWrites: &atomic.Int64{}, runtimePatches: &atomic.Int64{}}
+	runtimes := remote.New(secretsOf(t, ns), kcp.Config, kcp.Scheme, remote.Options{
+		QPS: 1000, Burst: 1000, Timeout: 10 * time.Second,
+		WrapTransport: func(rt http.RoundTripper) http.RoundTripper { return patchCounter{next: rt, count: h.runtimePatches} },
+	}, nil, logr.Discard())
+	fetcher, err := oci.NewFetcher(oci.Options{CacheDir: t.TempDir(), InsecureRegistries: []string{reg.Host}})
+	require.NoError(t, err)
+	h.reconciler = &manifestctrl.Reconciler{
+		KCP: countingClient{Client: kcp.Client, writes: h.kcpWrites}, Runtimes: runtimes, Events: events.NewFakeRecorder(100), Parallelism: 4,
+		Requeue: requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
+		Source:  &manifestctrl.LayerSource{Fetcher: fetcher, Renderer: render.New(render.Options{}), Secrets: kcp.Client},
+	}
+	return h
+}
+
+// secretsOf is a cache of the KCP namespace ns with the operator's
+// indexes, from which the runtime connections read the access Secrets.
+func secretsOf(t *testing.T, ns string) client.Reader {
+	t.Helper()
+	c, err := cache.New(kcp.Config, cache.Options{Scheme: kcp.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	require.NoError(t, err)
+	require.NoError(t, kcpindex.Register(t.Context(), c))
+	go func() { _ = c.Start(t.Context()) }()
+	require.True(t, c.WaitForCacheSync(t.Context()))
+	return c
+}
+
+func (h *heldInstall) reconcile(t *testing.T) ctrl.Result {
+	t.Helper()
+	res, err := h.reconciler.Reconcile(t.Context(), ctrl.Request{NamespacedName: h.key})
+	require.NoError(t, err)
+	return res
+}
+
+// stored is the Manifest as the KCP stores it.
+func (h *heldInstall) stored(t *testing.T) *v1beta2.Manifest {
+	t.Helper()
+	mf := &v1beta2.Manifest{}
+	require.NoError(t, kcp.Client.Get(t.Context(), h.key, mf))
+	return mf
+}
+
+func (h *heldInstall) deployment(ctx context.Context) error {
+	return runtimeEnv.Client.Get(ctx, client.ObjectKey{Namespace: h.runtimeNamespace, Name: h.module + "-operator"}, &appsv1.Deployment{})
+}
+
+// patchCounter counts the PATCH requests (server-side applies) a runtime
+// serves.
+type patchCounter struct {
+	next  http.RoundTripper
+	count *atomic.Int64
+}
+
+func (p patchCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPatch {
+		p.count.Add(1)
+	}
+	return p.next.RoundTrip(r)
+}
+
+// TestAnInstallReadyByItsFirstRecheckWritesOneStatus: the reconcile that
+// applies a module keeps its Processing status and rechecks soon; the
+// recheck finds the workloads ready and writes Ready, with the applied
+// record, as the Manifest's only status write. The recheck does not apply
+// again: it reads the held record as the Manifest's.
+func TestAnInstallReadyByItsFirstRecheckWritesOneStatus(t *testing.T) {
+	h := newHeldInstall(t, "heldready")
+	res := h.reconcile(t)
+	assert.Positive(t, res.RequeueAfter, "a held status is rechecked")
+	require.NoError(t, h.deployment(t.Context()), "the module is applied")
+	assert.Empty(t, h.stored(t).Status.State, "no status written while the workloads start")
+
+	require.NoError(t, testmodule.MarkAvailable(t.Context(), runtimeEnv.Client, h.runtimeNamespace, "heldready-operator"))
+	h.kcpWrites.Store(0)
+	h.runtimePatches.Store(0)
+	h.reconcile(t)
+	mf := h.stored(t)
+	assert.Equal(t, shared.StateReady, mf.Status.State)
+	assert.NotEmpty(t, mf.Status.Applied, "the applied record is written with Ready")
+	assert.Len(t, mf.Status.Synced, 3, "the module's objects are recorded")
+	assert.Equal(t, int64(1), h.kcpWrites.Load(), "KCP writes of the recheck: the status, once")
+	assert.Zero(t, h.runtimePatches.Load(), "the recheck applies nothing again")
+}
+
+// TestAHeldStatusIsWrittenWhenTheModuleStillWaits: a status is held only
+// until the first recheck; a module still starting then shows Processing.
+func TestAHeldStatusIsWrittenWhenTheModuleStillWaits(t *testing.T) {
+	h := newHeldInstall(t, "heldwaits")
+	h.reconcile(t)
+	assert.Empty(t, h.stored(t).Status.State, h.stored(t).Status.LastOperation.Operation)
+	h.reconcile(t)
+	mf := h.stored(t)
+	assert.Equal(t, shared.StateProcessing, mf.Status.State)
+	assert.NotEmpty(t, mf.Status.Applied)
+	assert.Len(t, mf.Status.Synced, 3)
+}
+
+// TestAManifestDeletedBeforeItsHeldStatusRemovesTheModule: the objects
+// applied in the reconcile whose status was held are deleted with the
+// Manifest, not left behind unrecorded.
+func TestAManifestDeletedBeforeItsHeldStatusRemovesTheModule(t *testing.T) {
+	h := newHeldInstall(t, "heldgone")
+	h.reconcile(t)
+	require.NoError(t, h.deployment(t.Context()))
+	require.NoError(t, kcp.Client.Delete(t.Context(), h.stored(t)))
+	require.Eventually(t, func() bool {
+		_, _ = h.reconciler.Reconcile(t.Context(), ctrl.Request{NamespacedName: h.key})
+		return apierrors.IsNotFound(kcp.Client.Get(t.Context(), h.key, &v1beta2.Manifest{}))
+	}, timeout, tick, "the Manifest's deletion finishes")
+	assert.True(t, apierrors.IsNotFound(h.deployment(t.Context())), "the module's Deployment is deleted with the Manifest")
+}
