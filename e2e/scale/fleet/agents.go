@@ -40,6 +40,9 @@ func AllocateAgentPorts(ctx context.Context, n int) ([]int, error) {
 // Service and go on (the agent's failurePolicy is Ignore).
 func (f *Fleet) RunAgents(ports []int) {
 	ctx := f.background
+	f.mu.Lock()
+	f.webhookPorts = slices.Clone(ports)
+	f.mu.Unlock()
 	procs := make([]*harness.Process, len(ports))
 	f.agents.Go(func() {
 		for ctx.Err() == nil {
@@ -87,7 +90,7 @@ func (f *Fleet) startAgent(ctx context.Context, i int, ports []int) (*harness.Pr
 	if err := harness.MountSecret(dir, secret.Data); err != nil {
 		return nil, fmt.Errorf("writing the agent's certificate files: %w", err)
 	}
-	metricsPort, err := f.metricsPort(ctx, ports)
+	metricsPort, err := f.freePort(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -108,12 +111,16 @@ func (f *Fleet) startAgent(ctx context.Context, i int, ports []int) (*harness.Pr
 	return p, nil
 }
 
-// metricsPort is a free port that is none of the webhook ports, which
-// agents not yet started have not bound.
-func (f *Fleet) metricsPort(ctx context.Context, webhookPorts []int) (int, error) {
+// freePort is a free port that is none of the agents' webhook ports,
+// which agents not yet started have not bound: the operator's metrics
+// server once took one, and that runtime's agent never started.
+func (f *Fleet) freePort(ctx context.Context) (int, error) {
+	f.mu.Lock()
+	reserved := slices.Clone(f.webhookPorts)
+	f.mu.Unlock()
 	for {
 		p, err := harness.FreePort(ctx)
-		if err != nil || !slices.Contains(webhookPorts, p) {
+		if err != nil || !slices.Contains(reserved, p) {
 			return p, err
 		}
 	}

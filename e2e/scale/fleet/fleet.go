@@ -45,6 +45,9 @@ type Fleet struct {
 	mu sync.Mutex
 	// agentMetrics are the metrics addresses of the running agents.
 	agentMetrics map[int]string
+	// webhookPorts are the agents' webhook ports, reserved before the
+	// agents bind them: no other program may take one.
+	webhookPorts []int
 }
 
 // Start builds the programs and starts the control planes and the registry.

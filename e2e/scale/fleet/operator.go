@@ -30,7 +30,7 @@ type operator struct {
 func (f *Fleet) StartOperator(ctx context.Context) error {
 	ports := make([]int, 4)
 	for i := range ports {
-		p, err := harness.FreePort(ctx)
+		p, err := f.freePort(ctx)
 		if err != nil {
 			return err
 		}
