@@ -299,7 +299,7 @@ func (ru *run) idle(ctx context.Context) error {
 
 func (ru *run) pushIdle(ctx context.Context) error {
 	ru.r.Push = &report.Push{Runtimes: ru.opts.PushRuntimes, PublicRuntimes: ru.opts.PublicPushRuntimes,
-		Reads: map[string]map[string]float64{}}
+		Reads: map[string]map[string]float64{}, InOperator: map[string]*report.PushSeries{}}
 	if n := ru.opts.PushRuntimes; n > 0 {
 		ru.opts.Progress("%d runtime edits at %.0f/s in %d runtimes with agents", ru.opts.PushEdits, ru.opts.EditRate, n)
 		edits, lost, err := ru.editSeries(ctx, 0, n, "idle")
@@ -352,6 +352,7 @@ func (ru *run) editSeries(ctx context.Context, first, end int, tag string) ([]Ed
 	const reads = "lifecycle_manager_push_reads_total"
 	kyma := metrics.Labels{"controller": "kyma"}
 	ru.r.Push.Reads[tag] = delta(before.snapshot.By(reads, "outcome", kyma), after.snapshot.By(reads, "outcome", kyma))
+	ru.r.Push.InOperator[tag] = seriesInOperator(before, after)
 	return edits, lost, nil
 }
 

@@ -167,6 +167,25 @@ type Push struct {
 	// pushed writes by outcome (fresh, caught_up, gave_up): a gave_up read
 	// waited for the second look after --push-recheck-delay.
 	Reads map[string]map[string]float64 `json:"reads,omitempty"`
+	// InOperator is, per series, what the operator's metrics say of the
+	// time its edits were made.
+	InOperator map[string]*PushSeries `json:"inOperator,omitempty"`
+}
+
+// PushSeries splits a push series' latency by the operator's metrics:
+// how long pushed reconciles waited to start, and how busy the Kyma
+// controller's workers were meanwhile (with every worker busy, a pushed
+// Kyma waits for one to finish, whatever its place in the queue).
+type PushSeries struct {
+	PushedReconciles      float64 `json:"pushedReconciles"`
+	ListenerToReconcileMs float64 `json:"listenerToReconcileMeanMs"`
+	// KymaQueueWaitMs is the mean wait in the Kyma queue of all its items.
+	KymaQueueWaitMs         float64 `json:"kymaQueueWaitMeanMs"`
+	KymaReconcilesPerSecond float64 `json:"kymaReconcilesPerSecond"`
+	KymaReconcileMs         float64 `json:"kymaReconcileMeanMs"`
+	// KymaWorkersBusy is the share of the Kyma workers' time spent
+	// reconciling: reconciles per second × mean duration ÷ workers.
+	KymaWorkersBusy float64 `json:"kymaWorkersBusy"`
 }
 
 // AgentCounters are the push path as the agents saw it.

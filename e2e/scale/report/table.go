@@ -116,6 +116,10 @@ func (p *Push) countersLine() string {
 			line += fmt.Sprintf("; pushed reads (%s): %.0f fresh, %.0f caught up, %.0f gave up",
 				series, r["fresh"], r["caught_up"], r["gave_up"])
 		}
+		if s := p.InOperator[series]; s != nil {
+			line += fmt.Sprintf("; Kyma controller (%s): pushed waited %.0f ms (%.0f), queue wait %.0f ms, %.1f reconciles/s of %.0f ms, workers %.0f%% busy",
+				series, s.ListenerToReconcileMs, s.PushedReconciles, s.KymaQueueWaitMs, s.KymaReconcilesPerSecond, s.KymaReconcileMs, 100*s.KymaWorkersBusy)
+		}
 	}
 	if p.Lost > 0 {
 		line += fmt.Sprintf("; %d edits never arrived", p.Lost)
