@@ -24,6 +24,10 @@ type Edit struct {
 	// it: the push, the reconcile's start and its first KCP write. It is
 	// an upper bound of write → reconcile start.
 	Latency time.Duration
+	// Stored is how long the runtime's API server took to answer the
+	// write (its admission webhooks, the agent's included, and storage):
+	// the part of Latency before the operator can see the edit.
+	Stored time.Duration
 }
 
 // PushEdits makes n edits, rate per second, each to the runtime Kyma of a
@@ -43,11 +47,11 @@ func (f *Fleet) PushEdits(ctx context.Context, first, end, n int, rate float64, 
 	for j := range n {
 		value := fmt.Sprintf("%s-%d", tag, j)
 		i := first + rand.IntN(end-first) //nolint:gosec // picking a runtime, not a secret
-		at, err := f.editRuntimeKyma(ctx, i, value)
+		at, stored, err := f.editRuntimeKyma(ctx, i, value)
 		if err != nil {
 			return nil, 0, err
 		}
-		made = append(made, madeEdit{kyma: KymaName(i), value: value, at: at})
+		made = append(made, madeEdit{kyma: KymaName(i), value: value, at: at, stored: stored})
 		select {
 		case <-ctx.Done():
 			return nil, 0, ctx.Err()
@@ -67,6 +71,7 @@ func (f *Fleet) PushEdits(ctx context.Context, first, end, n int, rate float64, 
 type madeEdit struct {
 	kyma, value string
 	at          time.Time
+	stored      time.Duration
 }
 
 // arrivals are the edits the KCP showed. An edit that a later edit of the
@@ -86,33 +91,34 @@ func arrivals(made []madeEdit, seen func(string) (time.Time, bool), start time.T
 			}
 		}
 		if !shown.IsZero() {
-			edits = append(edits, Edit{At: e.at.Sub(start), Latency: shown.Sub(e.at)})
+			edits = append(edits, Edit{At: e.at.Sub(start), Latency: shown.Sub(e.at), Stored: e.stored})
 		}
 	}
 	return edits
 }
 
 // editRuntimeKyma sets the controller of the first module of runtime i's
-// Kyma, as a runtime admin would, and returns when it wrote.
-func (f *Fleet) editRuntimeKyma(ctx context.Context, i int, value string) (time.Time, error) {
+// Kyma, as a runtime admin would, and returns when it wrote and how long
+// the write took.
+func (f *Fleet) editRuntimeKyma(ctx context.Context, i int, value string) (time.Time, time.Duration, error) {
 	c := f.server(i)
 	key := client.ObjectKey{Namespace: RuntimeNamespace(i), Name: shared.DefaultRuntimeKymaName}
 	for attempt := 0; ; attempt++ {
 		k := &v1beta2.Kyma{}
 		if err := c.Get(ctx, key, k); err != nil {
-			return time.Time{}, fmt.Errorf("reading the runtime Kyma of %s: %w", RuntimeID(i), err)
+			return time.Time{}, 0, fmt.Errorf("reading the runtime Kyma of %s: %w", RuntimeID(i), err)
 		}
 		if len(k.Spec.Modules) == 0 {
-			return time.Time{}, fmt.Errorf("the runtime Kyma of %s has no modules", RuntimeID(i))
+			return time.Time{}, 0, fmt.Errorf("the runtime Kyma of %s has no modules", RuntimeID(i))
 		}
 		k.Spec.Modules[0].ControllerName = value
 		at := time.Now()
 		err := c.Update(ctx, k)
 		if err == nil {
-			return at, nil
+			return at, time.Since(at), nil
 		}
 		if !apierrors.IsConflict(err) || attempt == 10 {
-			return time.Time{}, fmt.Errorf("editing the runtime Kyma of %s: %w", RuntimeID(i), err)
+			return time.Time{}, 0, fmt.Errorf("editing the runtime Kyma of %s: %w", RuntimeID(i), err)
 		}
 	}
 }

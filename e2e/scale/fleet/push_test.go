@@ -11,8 +11,8 @@ func TestArrivals(t *testing.T) {
 	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
 	made := []madeEdit{
-		{kyma: "a", value: "e-0", at: at(0)},
-		{kyma: "b", value: "e-1", at: at(100)},
+		{kyma: "a", value: "e-0", at: at(0), stored: 7 * time.Millisecond},
+		{kyma: "b", value: "e-1", at: at(100), stored: 9 * time.Millisecond},
 		{kyma: "a", value: "e-2", at: at(200)}, // overwrites e-0 before the KCP read it
 		{kyma: "b", value: "e-3", at: at(300)}, // never shown
 	}
@@ -22,9 +22,9 @@ func TestArrivals(t *testing.T) {
 	got := arrivals(made, seen, start)
 
 	assert.Equal(t, []Edit{
-		{At: 0, Latency: 260 * time.Millisecond},                     // arrived with the later e-2
-		{At: 100 * time.Millisecond, Latency: 30 * time.Millisecond}, // its own value
-		{At: 200 * time.Millisecond, Latency: 60 * time.Millisecond}, // its own value
+		{At: 0, Latency: 260 * time.Millisecond, Stored: 7 * time.Millisecond},                     // arrived with the later e-2
+		{At: 100 * time.Millisecond, Latency: 30 * time.Millisecond, Stored: 9 * time.Millisecond}, // its own value
+		{At: 200 * time.Millisecond, Latency: 60 * time.Millisecond},                               // its own value
 	}, got, "e-3 is lost: neither it nor a later edit of b was shown")
 }
 

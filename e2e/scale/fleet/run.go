@@ -352,7 +352,14 @@ func (ru *run) editSeries(ctx context.Context, first, end int, tag string) ([]Ed
 	const reads = "lifecycle_manager_push_reads_total"
 	kyma := metrics.Labels{"controller": "kyma"}
 	ru.r.Push.Reads[tag] = delta(before.snapshot.By(reads, "outcome", kyma), after.snapshot.By(reads, "outcome", kyma))
-	ru.r.Push.InOperator[tag] = seriesInOperator(before, after)
+	ops := seriesInOperator(before, after)
+	stored := make([]time.Duration, len(edits))
+	for i, e := range edits {
+		stored[i] = e.Stored
+	}
+	w := stats.Summarize(stored)
+	ops.EditWrite = &w
+	ru.r.Push.InOperator[tag] = ops
 	return edits, lost, nil
 }
 

@@ -177,8 +177,11 @@ type Push struct {
 // controller's workers were meanwhile (with every worker busy, a pushed
 // Kyma waits for one to finish, whatever its place in the queue).
 type PushSeries struct {
-	PushedReconciles      float64 `json:"pushedReconciles"`
-	ListenerToReconcileMs float64 `json:"listenerToReconcileMeanMs"`
+	// EditWrite is how long the runtime's API server took to answer the
+	// edits: before it stored one, the operator could not read it.
+	EditWrite             *stats.Latency `json:"editWrite,omitempty"`
+	PushedReconciles      float64        `json:"pushedReconciles"`
+	ListenerToReconcileMs float64        `json:"listenerToReconcileMeanMs"`
 	// KymaQueueWaitMs is the mean wait in the Kyma queue of all its items.
 	KymaQueueWaitMs         float64 `json:"kymaQueueWaitMeanMs"`
 	KymaReconcilesPerSecond float64 `json:"kymaReconcilesPerSecond"`

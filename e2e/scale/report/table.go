@@ -117,6 +117,9 @@ func (p *Push) countersLine() string {
 				series, r["fresh"], r["caught_up"], r["gave_up"])
 		}
 		if s := p.InOperator[series]; s != nil {
+			if w := s.EditWrite; w != nil {
+				line += fmt.Sprintf("; edits stored (%s) p50 %.0f ms, p99 %.0f ms", series, w.P50, w.P99)
+			}
 			line += fmt.Sprintf("; Kyma controller (%s): pushed waited %.0f ms (%.0f), queue wait %.0f ms, %.1f reconciles/s of %.0f ms, workers %.0f%% busy",
 				series, s.ListenerToReconcileMs, s.PushedReconciles, s.KymaQueueWaitMs, s.KymaReconcilesPerSecond, s.KymaReconcileMs, 100*s.KymaWorkersBusy)
 		}
