@@ -32,7 +32,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 		return nil, err
 	}
 	ru := &run{opts: opts, push: map[string][]Edit{}, r: &report.Report{
-		Started: time.Now(), Machine: proc.Default.Machine(), Load: map[string]float64{},
+		Started: time.Now(), Machine: proc.Default.Machine(), Load: map[string]float64{}, MachineCPU: map[string]proc.CPUShares{},
 		Config: report.Config{Kymas: opts.Kymas, ModulesPerKyma: opts.Modules, RuntimeServers: opts.RuntimeServers,
 			PushRuntimes: opts.PushRuntimes, PushEdits: opts.PushEdits, IdleWindow: report.Duration(opts.Idle),
 			ReleaseSpread: report.Duration(opts.ReleaseSpread), ReleaseRate: opts.ReleaseRate, ResyncInterval: report.Duration(opts.ResyncInterval),
@@ -85,6 +85,7 @@ func (ru *run) phases(ctx context.Context) error {
 	}()
 	for _, s := range steps {
 		ru.opts.Progress("phase %s", s.name)
+		cpuBefore, cpuErr := proc.Default.MachineCPU()
 		if err := s.fn(ctx); err != nil {
 			ru.r.Incomplete = fmt.Sprintf("%s: %v", s.name, err)
 			err = fmt.Errorf("phase %s: %w", s.name, err)
@@ -95,6 +96,9 @@ func (ru *run) phases(ctx context.Context) error {
 		}
 		if load, err := proc.Default.LoadAverage(); err == nil {
 			ru.r.Load[s.name] = load[0]
+		}
+		if cpuAfter, err := proc.Default.MachineCPU(); err == nil && cpuErr == nil {
+			ru.r.MachineCPU[s.name] = cpuBefore.SharesUntil(cpuAfter)
 		}
 		if err := ru.checkpoint(); err != nil {
 			return err

@@ -77,3 +77,37 @@ func TestCPUByProgram(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]float64{"etcd": 2, "kcp-operator": 3}, got)
 }
+
+func TestMachineCPU(t *testing.T) {
+	root := t.TempDir()
+	write := func(line string) {
+		require.NoError(t, os.WriteFile(filepath.Join(root, "stat"), []byte(line+"\ncpu0 1 2 3 4 5 6 7 8 0 0\nintr 1\n"), 0o644))
+	}
+	r := proc.Reader{Root: root}
+	write("cpu  1000 0 500 8000 100 0 0 0 0 0")
+	before, err := r.MachineCPU()
+	require.NoError(t, err)
+	// 10 s of two CPUs (2,000 ticks): 1,200 busy (user, nice, system,
+	// irq, softirq), 400 idle, 200 iowait, 200 steal.
+	write("cpu  1900 100 600 8400 300 50 50 200 900 0")
+	after, err := r.MachineCPU()
+	require.NoError(t, err)
+
+	got := before.SharesUntil(after)
+
+	assert.InDelta(t, 0.6, got.Busy, 1e-9, "guest time is inside user and not counted twice")
+	assert.InDelta(t, 0.2, got.Idle, 1e-9)
+	assert.InDelta(t, 0.1, got.IOWait, 1e-9)
+	assert.InDelta(t, 0.1, got.Steal, 1e-9)
+	assert.Equal(t, proc.CPUShares{}, after.SharesUntil(after), "no time passed")
+
+	write("cpu 1 2 3")
+	_, err = r.MachineCPU()
+	require.ErrorContains(t, err, "malformed /proc/stat")
+}
+
+func TestMachineCPUOfThisMachine(t *testing.T) {
+	c, err := proc.Default.MachineCPU()
+	require.NoError(t, err)
+	assert.Positive(t, c.Busy+c.Idle)
+}

@@ -18,8 +18,11 @@ type Report struct {
 	Machine  proc.Machine `json:"machine"`
 	// Load is the machine's 1-minute load average at each phase's end:
 	// other work on the machine shows here.
-	Load   map[string]float64 `json:"loadAverage1m"`
-	Config Config             `json:"config"`
+	Load map[string]float64 `json:"loadAverage1m"`
+	// MachineCPU is how the machine's CPU time split during each phase:
+	// busy, idle, waiting for disk I/O, stolen by the hypervisor.
+	MachineCPU map[string]proc.CPUShares `json:"machineCpu,omitempty"`
+	Config     Config                    `json:"config"`
 
 	Bound *Bound `json:"bareClientBound,omitempty"`
 	// FullBound is the bare client that also makes the runtime writes.

@@ -11,14 +11,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lifecycle-manager/e2e/scale/proc"
 	"github.com/lifecycle-manager/e2e/scale/report"
 	"github.com/lifecycle-manager/e2e/scale/stats"
 )
 
 func measured() *report.Report {
 	return &report.Report{
-		Config:    report.Config{Kymas: 1000, ModulesPerKyma: 5, RuntimeServers: 3, ResyncInterval: report.Duration(30 * time.Minute)},
-		Load:      map[string]float64{"start": 0.5, "convergence": 2.1},
+		Config: report.Config{Kymas: 1000, ModulesPerKyma: 5, RuntimeServers: 3, ResyncInterval: report.Duration(30 * time.Minute)},
+		Load:   map[string]float64{"start": 0.5, "convergence": 2.1},
+		MachineCPU: map[string]proc.CPUShares{
+			"convergence": {Busy: 0.97, IOWait: 0.02, Steal: 0.01},
+			"release":     {Busy: 0.6, Idle: 0.3, IOWait: 0.1},
+		},
 		Bound:     &report.Bound{Writes: 15000, Seconds: 50, WritesPerSecond: 300, Workers: 16},
 		FullBound: &report.Bound{Writes: 15000, RuntimeWrites: 40000, Seconds: 70, WritesPerSecond: 785, Workers: 16},
 		Convergence: &report.Convergence{
@@ -37,6 +42,11 @@ func measured() *report.Report {
 			Idle:      &stats.Latency{Count: 200, P50: 40, P99: 120, Max: 400},
 			UnderLoad: &stats.Latency{Count: 200, P50: 60, P99: 900, Max: 1500},
 			Reads:     map[string]map[string]float64{"load": {"fresh": 180, "caught_up": 15, "gave_up": 5}},
+			InOperator: map[string]*report.PushSeries{"load": {
+				EditWrite:        &stats.Latency{Count: 200, P50: 12, P99: 80},
+				PushedReconciles: 201, ListenerToReconcileMs: 3, KymaQueueWaitMs: 9,
+				KymaReconcilesPerSecond: 22, KymaReconcileMs: 40, KymaWorkersBusy: 0.11,
+			}},
 		},
 		Release: &report.Release{Module: "scale-1", Kymas: 1000, Spread: report.Duration(2 * time.Minute), Seconds: 130, FirstToLastUpdate: 118},
 	}
@@ -126,6 +136,8 @@ func TestTableAndJSON(t *testing.T) {
 		"1000 Kymas × 5 modules", "90.0 s (1000 of 1000 Ready), 1.80× the bound",
 		"p50 60 ms, p99 900 ms, max 1500 ms (200 edits)", "peak 700 MiB", "start 0.50, convergence 2.10",
 		"target", "yes", "pushed reads (load): 180 fresh, 15 caught up, 5 gave up",
+		"convergence 97/2.0/1.0%, release 60/10.0/0.0%",
+		"edits stored (load) p50 12 ms, p99 80 ms; Kyma controller (load): pushed waited 3 ms (201), queue wait 9 ms, 22.0 reconciles/s of 40 ms, workers 11% busy",
 	} {
 		assert.Contains(t, out, want)
 	}

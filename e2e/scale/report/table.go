@@ -19,6 +19,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		c.Kymas, c.ModulesPerKyma, c.RuntimeServers, r.Machine.CPUs, r.Machine.MemoryGB))
 	if len(r.Load) > 0 {
 		row("load average (1m)", r.loadLine())
+		if len(r.MachineCPU) > 0 {
+			row("machine CPU busy/iowait/steal", r.machineCPULine())
+		}
 	}
 	r.boundRows(row)
 	r.convergenceRows(row)
@@ -90,12 +93,26 @@ func TopServed(counts map[string]float64, n int) string {
 	return fmt.Sprintf("%.0f: %s", total, strings.Join(parts, ", "))
 }
 
+// phaseOrder is the order the phases run in.
+var phaseOrder = []string{"start", "setup", "model", "bound", "convergence", "idle", "resync", "push", "release"}
+
 func (r *Report) loadLine() string {
-	order := []string{"start", "bound", "convergence", "idle", "resync", "push", "release"}
 	var parts []string
-	for _, phase := range order {
+	for _, phase := range phaseOrder {
 		if v, ok := r.Load[phase]; ok {
 			parts = append(parts, fmt.Sprintf("%s %.2f", phase, v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// machineCPULine shows per phase whether the machine, not the programs,
+// was slow: time lost to disk waits or to other guests of the host.
+func (r *Report) machineCPULine() string {
+	var parts []string
+	for _, phase := range phaseOrder {
+		if c, ok := r.MachineCPU[phase]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.0f/%.1f/%.1f%%", phase, 100*c.Busy, 100*c.IOWait, 100*c.Steal))
 		}
 	}
 	return strings.Join(parts, ", ")
