@@ -136,10 +136,6 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 	return manager.Options{
 		Scheme: scheme,
 		Cache: cache.Options{
-			// The operator never reads managed fields from the KCP cache,
-			// and at 10,000 runtimes they are a large share of its heap,
-			// which the garbage collector marks over and over.
-			DefaultTransform:  cache.TransformStripManagedFields(),
 			DefaultNamespaces: namespaces,
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Secret{}: {Label: labels.NewSelector().Add(*kymaSecrets)},
