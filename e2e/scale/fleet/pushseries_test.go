@@ -56,3 +56,14 @@ func TestSeriesInOperator(t *testing.T) {
 	assert.InDelta(t, 100, got.KymaQueueWaitMs, 1e-9)
 	assert.InDelta(t, 0.2, got.KymaWorkersBusy, 1e-9, "4 reconciles/s × 0.4 s over 8 workers")
 }
+
+func TestKCPMeanMs(t *testing.T) {
+	before := map[string]metrics.Durations{"PATCH kymas": {Count: 10, Seconds: 1}, "APPLY manifests": {Count: 5, Seconds: 1}}
+	after := map[string]metrics.Durations{"PATCH kymas": {Count: 30, Seconds: 5}, "APPLY manifests": {Count: 5, Seconds: 1},
+		"APPLY kymas/status": {Count: 4, Seconds: 0.2}, "GET secrets": {Count: 100, Seconds: 1}}
+
+	got := kcpMeanMs(before, after)
+
+	assert.Equal(t, map[string]float64{"PATCH kymas": 200, "APPLY kymas/status": 50}, got,
+		"4 s over 20 patches; kinds not answered in between and kinds not watched are left out")
+}

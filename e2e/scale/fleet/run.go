@@ -345,11 +345,19 @@ func (ru *run) editSeries(ctx context.Context, first, end int, tag string) ([]Ed
 	if err != nil {
 		return nil, 0, err
 	}
+	kcpBefore, err := scrapeServerMetrics(ctx, ru.f.KCP)
+	if err != nil {
+		return nil, 0, err
+	}
 	edits, lost, err := ru.f.PushEdits(ctx, first, end, ru.opts.PushEdits, ru.opts.EditRate, tag)
 	if err != nil {
 		return nil, 0, err
 	}
 	after, err := ru.f.read(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	kcpAfter, err := scrapeServerMetrics(ctx, ru.f.KCP)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -363,6 +371,7 @@ func (ru *run) editSeries(ctx context.Context, first, end int, tag string) ([]Ed
 	}
 	w := stats.Summarize(stored)
 	ops.EditWrite = &w
+	ops.KCPMeanMs = kcpMeanMs(kcpBefore.ServedDurations(), kcpAfter.ServedDurations())
 	ru.r.Push.InOperator[tag] = ops
 	return edits, lost, nil
 }

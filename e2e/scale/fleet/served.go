@@ -91,6 +91,14 @@ func moved(a, b map[string]float64) map[string]float64 {
 }
 
 func scrapeServer(ctx context.Context, c *harness.Cluster) (map[string]float64, error) {
+	snap, err := scrapeServerMetrics(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return snap.ServedRequests(), nil
+}
+
+func scrapeServerMetrics(ctx context.Context, c *harness.Cluster) (metrics.Snapshot, error) {
 	hc, err := rest.HTTPClientFor(c.Config)
 	if err != nil {
 		return nil, fmt.Errorf("a metrics client for %s: %w", c.Name, err)
@@ -98,7 +106,25 @@ func scrapeServer(ctx context.Context, c *harness.Cluster) (map[string]float64, 
 	defer hc.CloseIdleConnections()
 	snap, err := metrics.Scrape(ctx, hc, strings.TrimSuffix(c.Config.Host, "/")+"/metrics")
 	if err != nil {
-		return nil, fmt.Errorf("the request counters of %s: %w", c.Name, err)
+		return nil, fmt.Errorf("the request metrics of %s: %w", c.Name, err)
 	}
-	return snap.ServedRequests(), nil
+	return snap, nil
+}
+
+// kcpWritesWatched are the KCP requests whose time a push series reports:
+// the pushed edit's own write (the spec patch) and the release's writes
+// beside it.
+var kcpWritesWatched = []string{"PATCH kymas", "APPLY kymas/status", "APPLY manifests", "APPLY manifests/status"}
+
+// kcpMeanMs is the KCP API server's mean time per request of each watched
+// kind it answered between two scrapes; kinds it did not answer are left out.
+func kcpMeanMs(before, after map[string]metrics.Durations) map[string]float64 {
+	out := map[string]float64{}
+	for _, key := range kcpWritesWatched {
+		a, b := before[key], after[key]
+		if n := b.Count - a.Count; n > 0 {
+			out[key] = 1000 * (b.Seconds - a.Seconds) / n
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 
 	dto "github.com/prometheus/client_model/go"
@@ -134,29 +135,59 @@ func (s Snapshot) By(name, label string, sel Labels) map[string]float64 {
 // only by HTTP method, cannot tell.
 func (s Snapshot) ServedRequests() map[string]float64 {
 	out := map[string]float64{}
-	f, ok := s["apiserver_request_total"]
-	if !ok {
-		return out
-	}
-	for _, m := range f.GetMetric() {
-		var verb, resource, sub string
-		for _, lp := range m.GetLabel() {
-			switch lp.GetName() {
-			case "verb":
-				verb = lp.GetValue()
-			case "resource":
-				resource = lp.GetValue()
-			case "subresource":
-				sub = lp.GetValue()
-			}
-		}
-		if resource == "" {
-			continue // discovery, health and metrics paths
-		}
-		if sub != "" {
-			resource += "/" + sub
-		}
-		out[verb+" "+resource] += m.GetCounter().GetValue()
+	for key, m := range s.served("apiserver_request_total") {
+		out[key] += m.GetCounter().GetValue()
 	}
 	return out
+}
+
+// Durations are the count and the summed seconds of requests.
+type Durations struct{ Count, Seconds float64 }
+
+// ServedDurations sums a kube-apiserver's apiserver_request_duration_seconds
+// per "VERB resource", as ServedRequests counts them: the difference of
+// two scrapes is how long the server took for what it answered between.
+func (s Snapshot) ServedDurations() map[string]Durations {
+	out := map[string]Durations{}
+	for key, m := range s.served("apiserver_request_duration_seconds") {
+		d := out[key]
+		d.Count += float64(m.GetHistogram().GetSampleCount())
+		d.Seconds += m.GetHistogram().GetSampleSum()
+		out[key] = d
+	}
+	return out
+}
+
+// served yields the series of a kube-apiserver family name with their
+// "VERB resource" key, leaving out those of no resource (discovery,
+// health and metrics paths).
+func (s Snapshot) served(name string) iter.Seq2[string, *dto.Metric] {
+	return func(yield func(string, *dto.Metric) bool) {
+		f, ok := s[name]
+		if !ok {
+			return
+		}
+		for _, m := range f.GetMetric() {
+			var verb, resource, sub string
+			for _, lp := range m.GetLabel() {
+				switch lp.GetName() {
+				case "verb":
+					verb = lp.GetValue()
+				case "resource":
+					resource = lp.GetValue()
+				case "subresource":
+					sub = lp.GetValue()
+				}
+			}
+			if resource == "" {
+				continue
+			}
+			if sub != "" {
+				resource += "/" + sub
+			}
+			if !yield(verb+" "+resource, m) {
+				return
+			}
+		}
+	}
 }

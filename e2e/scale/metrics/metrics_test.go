@@ -74,3 +74,24 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="",res
 		"codes summed, paths without a resource left out")
 	assert.Empty(t, metrics.Snapshot{}.ServedRequests())
 }
+
+func TestServedDurations(t *testing.T) {
+	const served = `# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="operator.kyma-project.io",resource="kymas",scope="resource",subresource="",verb="PATCH",version="v1beta2",le="+Inf"} 4
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="operator.kyma-project.io",resource="kymas",scope="resource",subresource="",verb="PATCH",version="v1beta2"} 0.8
+apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="operator.kyma-project.io",resource="kymas",scope="resource",subresource="",verb="PATCH",version="v1beta2"} 4
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="operator.kyma-project.io",resource="kymas",scope="namespace",subresource="",verb="PATCH",version="v1beta1",le="+Inf"} 1
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="operator.kyma-project.io",resource="kymas",scope="namespace",subresource="",verb="PATCH",version="v1beta1"} 0.2
+apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="operator.kyma-project.io",resource="kymas",scope="namespace",subresource="",verb="PATCH",version="v1beta1"} 1
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="",scope="",subresource="/healthz",verb="GET",version="",le="+Inf"} 40
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="",scope="",subresource="/healthz",verb="GET",version=""} 9
+apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="",resource="",scope="",subresource="/healthz",verb="GET",version=""} 40
+`
+	snap, err := metrics.Parse(strings.NewReader(served))
+	require.NoError(t, err)
+	got := snap.ServedDurations()
+	require.Len(t, got, 1, "paths without a resource left out")
+	assert.InDelta(t, 5, got["PATCH kymas"].Count, 1e-9, "versions and scopes summed")
+	assert.InDelta(t, 1.0, got["PATCH kymas"].Seconds, 1e-9)
+	assert.Empty(t, metrics.Snapshot{}.ServedDurations())
+}

@@ -192,6 +192,9 @@ type PushSeries struct {
 	// KymaWorkersBusy is the share of the Kyma workers' time spent
 	// reconciling: reconciles per second × mean duration ÷ workers.
 	KymaWorkersBusy float64 `json:"kymaWorkersBusy"`
+	// KCPMeanMs is the KCP API server's mean time per request of its main
+	// writes ("PATCH kymas": the pushed edits' spec patches).
+	KCPMeanMs map[string]float64 `json:"kcpMeanMs,omitempty"`
 }
 
 // AgentCounters are the push path as the agents saw it.

@@ -139,6 +139,9 @@ func (p *Push) countersLine() string {
 			}
 			line += fmt.Sprintf("; Kyma controller (%s): pushed waited %.0f ms (%.0f), queue wait %.0f ms, %.1f reconciles/s of %.0f ms, workers %.0f%% busy",
 				series, s.ListenerToReconcileMs, s.PushedReconciles, s.KymaQueueWaitMs, s.KymaReconcilesPerSecond, s.KymaReconcileMs, 100*s.KymaWorkersBusy)
+			if len(s.KCPMeanMs) > 0 {
+				line += fmt.Sprintf("; KCP API server mean (%s): %s", series, meansLine(s.KCPMeanMs))
+			}
 		}
 	}
 	if p.Lost > 0 {
@@ -186,4 +189,15 @@ func (r *Report) convergenceRows(row func(name, value string)) {
 		row("runtime servers answered", TopServed(sv.Runtime, 10))
 		row("CPU seconds by program", TopServed(sv.CPUSeconds, 10))
 	}
+}
+
+// meansLine lists mean times by request kind, slowest first.
+func meansLine(ms map[string]float64) string {
+	keys := slices.Collect(maps.Keys(ms))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(ms[b], ms[a]) })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.0f ms", k, ms[k])
+	}
+	return strings.Join(parts, ", ")
 }
