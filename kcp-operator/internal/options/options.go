@@ -45,6 +45,7 @@ type Options struct {
 	KymaConcurrency     int
 	CatalogConcurrency  int
 	ManifestConcurrency int
+	NewManifestBacklog  int
 	ApplyParallelism    int
 
 	LayerCacheDir      string
@@ -147,6 +148,7 @@ func Default() Options {
 		KymaConcurrency:     8,
 		CatalogConcurrency:  4,
 		ManifestConcurrency: 16,
+		NewManifestBacklog:  64,
 		ApplyParallelism:    8,
 
 		LayerCacheDir:      filepath.Join(os.TempDir(), "lifecycle-manager", "layers"),
@@ -244,6 +246,8 @@ func (o *Options) bindManager(fs *pflag.FlagSet) {
 // bindModules binds the flags of module installation and registries.
 func (o *Options) bindModules(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ManifestConcurrency, "manifest-concurrency", o.ManifestConcurrency, "Manifests (module installations) reconciled in parallel.")
+	fs.IntVar(&o.NewManifestBacklog, "new-manifest-backlog", o.NewManifestBacklog,
+		"New Kymas are taken over while fewer new Manifests than this wait for the Manifest controller's first reconcile; the others wait their turn untouched. About four times --manifest-concurrency; 0: no limit.")
 	fs.IntVar(&o.ApplyParallelism, "apply-parallelism", o.ApplyParallelism, "Objects of one module applied or checked in parallel.")
 
 	fs.StringVar(&o.LayerCacheDir, "layer-cache-dir", o.LayerCacheDir, "Disk cache of module layers, by digest; empty disables it.")
@@ -274,7 +278,7 @@ func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RequeueSuccess, "requeue-success", o.RequeueSuccess, "Resync of a Ready Kyma; the push path brings changes sooner.")
 	fs.DurationVar(&o.RequeueBusy, "requeue-busy", o.RequeueBusy, "Requeue of a Kyma whose modules are still being installed or deleted.")
 	fs.DurationVar(&o.RequeueBusyMax, "requeue-busy-max", o.RequeueBusyMax,
-		"Longest requeue of a Kyma or Manifest that stays Processing or Deleting: each recheck waits half the time its status has been unchanged, from --requeue-busy up to this.")
+		"Longest requeue of a Kyma or Manifest that stays Processing or Deleting: each recheck waits half the time its status has been unchanged, from --requeue-busy up to this. Also how long a new Kyma's first Processing status and a Processing Kyma's progress wait in memory for the write that ends the Processing.")
 	fs.DurationVar(&o.RequeueWarning, "requeue-warning", o.RequeueWarning, "Requeue of a Kyma in Warning.")
 	fs.DurationVar(&o.RequeueError, "requeue-error", o.RequeueError, "Requeue of a Kyma in Error.")
 	fs.Float64Var(&o.RequeueJitter, "requeue-jitter", o.RequeueJitter, "Random share added to every requeue interval (0.1 = up to +10%), so that Kymas do not resync in lockstep.")
@@ -339,6 +343,9 @@ func (o *Options) Validate() error {
 	}
 	if o.KCPQPS <= 0 || o.RuntimeQPS <= 0 || o.RateLimiterQPS <= 0 {
 		errs = append(errs, errors.New("--kcp-qps, --runtime-qps and --rate-limiter-qps must be positive"))
+	}
+	if o.NewManifestBacklog < 0 {
+		errs = append(errs, fmt.Errorf("--new-manifest-backlog must not be negative, got %d", o.NewManifestBacklog))
 	}
 	if o.RequeueJitter < 0 || o.RequeueJitter > 1 {
 		errs = append(errs, fmt.Errorf("--requeue-jitter must be between 0 and 1, got %g", o.RequeueJitter))

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,6 +25,10 @@ import (
 type writes struct {
 	mu               sync.Mutex
 	metadata, status int
+	// first is the first status written, with how long after the Kyma's
+	// creation the API server stored it (managed fields: whole seconds).
+	first      shared.State
+	firstAfter time.Duration
 }
 
 // watchKymaWrites watches Kyma name (which need not exist yet) until the
@@ -61,8 +66,27 @@ func (w *writes) add(old, now *v1beta2.Kyma) {
 		w.metadata++
 	}
 	if !equality.Semantic.DeepEqual(old.Status, now.Status) {
+		if w.status == 0 {
+			w.first, w.firstAfter = now.Status.State, statusWrittenAt(now).Sub(now.CreationTimestamp.Time)
+		}
 		w.status++
 	}
+}
+
+// statusWrittenAt is when the Kyma controller last wrote k's status.
+func statusWrittenAt(k *v1beta2.Kyma) time.Time {
+	for _, f := range k.ManagedFields {
+		if f.Subresource == "status" && f.Manager == kyma.StatusOwner && f.Time != nil {
+			return f.Time.Time
+		}
+	}
+	return time.Time{}
+}
+
+func (w *writes) firstStatus() (shared.State, time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.first, w.firstAfter
 }
 
 func (w *writes) counts() (metadata, status int) {
@@ -100,5 +124,41 @@ func TestOnlyTheKymaControllerWritesKymaStatus(t *testing.T) {
 		}
 	}
 	_, status := counted.counts()
-	assert.LessOrEqual(t, status, 2, "status writes of a new Kyma without modules: Processing at most, then Ready")
+	first, after := counted.firstStatus()
+	if first == shared.StateReady {
+		assert.Equal(t, 1, status, "status writes of a new Kyma Ready within the hold: Ready only")
+	} else {
+		// A busy suite can keep the catalog from reporting within the hold.
+		assert.GreaterOrEqual(t, after, heldFor, "a first Processing status is written only once the hold is up")
+		assert.Equal(t, 2, status, "status writes: Processing, then Ready")
+	}
+}
+
+// heldFor is the suite's --requeue-busy-max, less the second the managed
+// fields' times are rounded to.
+const heldFor = 5*time.Second - time.Second
+
+// TestANewKymaShowsProcessingOnlyOnceTheHoldIsUp: a new Kyma whose module
+// does not turn Ready keeps its first status (Processing) in memory until
+// --requeue-busy-max has passed; then it is written, and mirrored, as it
+// would be without the hold.
+func TestANewKymaShowsProcessingOnlyOnceTheHoldIsUp(t *testing.T) {
+	publish(t, module{Name: "tortoise", Version: "1.0.0"})
+	releaseMeta(t, "tortoise", map[string]string{"regular": "1.0.0"})
+	counted := watchKymaWrites(t, "slow-start")
+	newKyma(t, "slow-start", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "tortoise"}} })
+	require.Eventually(t, func() bool { _, err := getManifest(t, "slow-start-tortoise"); return err == nil },
+		timeout, tick, "the module's Manifest is created while the status is held")
+	k := eventuallyKyma(t, "slow-start", "Processing", stateIs(shared.StateProcessing))
+	assert.Equal(t, "slow-start-tortoise", moduleStatus(k, "tortoise").Manifest.Name, "the held status is the one written")
+
+	first, after := counted.firstStatus()
+	assert.Equal(t, shared.StateProcessing, first)
+	assert.GreaterOrEqual(t, after, heldFor, "the first status waits for the module until the hold is up")
+	_, status := counted.counts()
+	assert.Equal(t, 1, status, "status writes so far")
+	require.Eventually(t, func() bool {
+		rk, err := runtimeKyma(t, "slow-start")
+		return err == nil && rk.Status.State == shared.StateProcessing
+	}, timeout, tick, "the runtime Kyma mirrors the status written")
 }
