@@ -45,7 +45,6 @@ type Options struct {
 	KymaConcurrency     int
 	CatalogConcurrency  int
 	ManifestConcurrency int
-	NewManifestBacklog  int
 	ApplyParallelism    int
 
 	LayerCacheDir      string
@@ -148,7 +147,6 @@ func Default() Options {
 		KymaConcurrency:     8,
 		CatalogConcurrency:  4,
 		ManifestConcurrency: 16,
-		NewManifestBacklog:  64,
 		ApplyParallelism:    8,
 
 		LayerCacheDir:      filepath.Join(os.TempDir(), "lifecycle-manager", "layers"),
@@ -246,8 +244,6 @@ func (o *Options) bindManager(fs *pflag.FlagSet) {
 // bindModules binds the flags of module installation and registries.
 func (o *Options) bindModules(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ManifestConcurrency, "manifest-concurrency", o.ManifestConcurrency, "Manifests (module installations) reconciled in parallel.")
-	fs.IntVar(&o.NewManifestBacklog, "new-manifest-backlog", o.NewManifestBacklog,
-		"New Kymas are taken over while fewer new Manifests than this wait for the Manifest controller's first reconcile; the others wait their turn untouched. About four times --manifest-concurrency; 0: no limit.")
 	fs.IntVar(&o.ApplyParallelism, "apply-parallelism", o.ApplyParallelism, "Objects of one module applied or checked in parallel.")
 
 	fs.StringVar(&o.LayerCacheDir, "layer-cache-dir", o.LayerCacheDir, "Disk cache of module layers, by digest; empty disables it.")
@@ -343,9 +339,6 @@ func (o *Options) Validate() error {
 	}
 	if o.KCPQPS <= 0 || o.RuntimeQPS <= 0 || o.RateLimiterQPS <= 0 {
 		errs = append(errs, errors.New("--kcp-qps, --runtime-qps and --rate-limiter-qps must be positive"))
-	}
-	if o.NewManifestBacklog < 0 {
-		errs = append(errs, fmt.Errorf("--new-manifest-backlog must not be negative, got %d", o.NewManifestBacklog))
 	}
 	if o.RequeueJitter < 0 || o.RequeueJitter > 1 {
 		errs = append(errs, fmt.Errorf("--requeue-jitter must be between 0 and 1, got %g", o.RequeueJitter))

@@ -23,7 +23,6 @@ import (
 	skrwebhookctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/skrwebhook"
 	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
 	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
-	"github.com/lifecycle-manager/kcp-operator/internal/intake"
 	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
@@ -48,9 +47,6 @@ type builder struct {
 	// board carries the catalog's and the agent's conditions to the Kyma
 	// controller's status write.
 	board *conditions.Board
-	// intake paces the Kyma controller's takeovers by the Manifest
-	// controller's backlog.
-	intake *intake.Gate
 }
 
 func (b *builder) requeue() requeue.Requeue {
@@ -135,17 +131,10 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 	if err != nil {
 		return nil, err
 	}
-	b.intake = intake.New(b.opts.NewManifestBacklog, b.opts.RequeueBusyMax)
-	for _, c := range b.intake.Collectors() {
-		if err := b.reg.Register(c); err != nil {
-			return nil, fmt.Errorf("registering the intake metrics: %w", err)
-		}
-	}
 	r := &kymactrl.Reconciler{
 		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resolver: resolve.New(b.mgr.GetClient(), b.opts.TemplateNamespaces...).WithSignatures(b.signatures()),
 		Events: b.events("lifecycle-manager"), Metrics: m, Requeue: b.requeue(),
 		Required: []string{v1beta2.ConditionModuleCatalog}, RequeueNoPush: b.opts.RequeueNoPush, Board: b.board,
-		Intake: b.intake,
 	}
 	if skr != nil {
 		r.Required = append(r.Required, v1beta2.ConditionSKRWebhook)
@@ -157,7 +146,7 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 	}
 	r.Maintenance = kymactrl.NewMaintenance(b.opts.MaintenancePolicy, b.log.WithName("maintenance"))
 	r.Sources = append(r.Sources, r.Maintenance)
-	r.Sources = append(r.Sources, b.board.Source(), b.intake)
+	r.Sources = append(r.Sources, b.board.Source())
 	pacer, err := b.pacer("kyma", b.opts.TemplateChangeSpread)
 	if err != nil {
 		return nil, err
@@ -228,7 +217,7 @@ func (b *builder) manifest() error {
 	}
 	r := &manifestctrl.Reconciler{
 		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"), Policy: policy,
-		Metrics: m, Parallelism: o.ApplyParallelism, Requeue: b.requeueUnderWay(), Intake: b.intake,
+		Metrics: m, Parallelism: o.ApplyParallelism, Requeue: b.requeueUnderWay(),
 		Removal: removal.Rules{Protected: o.ProtectedNamespaces}, AdoptFrom: o.AdoptFrom,
 		Source: &manifestctrl.LayerSource{
 			Fetcher: fetcher, Renderer: b.renderer, Secrets: b.mgr.GetAPIReader(), PullSecret: o.RegistryPullSecret,

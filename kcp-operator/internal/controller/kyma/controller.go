@@ -9,21 +9,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
-	"github.com/lifecycle-manager/kcp-operator/internal/intake"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
@@ -68,9 +64,6 @@ type Reconciler struct {
 	// without the push path, only polling sees changes in its runtime.
 	RequeueNoPush time.Duration
 	Maintenance   *Maintenance // holds upgrades that require downtime until the maintenance window; nil holds none
-	// Intake paces the takeover of new Kymas by the Manifest controller's
-	// backlog; nil takes every Kyma over at once.
-	Intake *intake.Gate
 
 	first firstStatuses
 }
@@ -87,7 +80,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.Metrics.forget(req.Namespace, req.Name)
 			r.Board.Forget(req.NamespacedName)
 			r.first.drop(req.NamespacedName)
-			r.Intake.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading Kyma %s: %w", req.NamespacedName, err)
@@ -117,11 +109,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Result, error) {
-	if !enqueue.TakenOver(kyma) && !r.Intake.Admit(kymaKey(kyma)) {
-		// The intake brings it back when its turn comes; the fallback only
-		// guards against a turn that never comes.
-		return ctrl.Result{RequeueAfter: intakeFallback, Priority: ptr.To(handler.LowPriority)}, nil
-	}
 	if err := r.ensureFinalizerAndLabel(ctx, kyma); err != nil {
 		return requeue.OnConflict(err)
 	}
@@ -157,10 +144,6 @@ func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Re
 	unchanged := time.Since(status.LastOperation.LastUpdateTime.Time)
 	return r.withoutPush(kyma, r.Requeue.AfterUnchanged(status.State, unchanged)), nil
 }
-
-// intakeFallback is when a new Kyma waiting for its turn is looked at
-// again in any case.
-const intakeFallback = 10 * time.Minute
 
 // minHeldRecheck keeps the recheck at the end of a hold a timer, not an
 // immediate requeue, when the hold ends within moments.

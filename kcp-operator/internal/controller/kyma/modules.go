@@ -138,7 +138,6 @@ func (r *Reconciler) applyManifest(ctx context.Context, kyma *v1beta2.Kyma, m *r
 		return nil, fmt.Errorf("applying Manifest %s: %w", desired.Name, err)
 	}
 	if current == nil {
-		r.Intake.Created(client.ObjectKeyFromObject(desired))
 		return desired, nil
 	}
 	// The status of current describes what it installed before this change;

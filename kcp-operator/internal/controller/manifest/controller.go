@@ -20,7 +20,6 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
-	"github.com/lifecycle-manager/kcp-operator/internal/intake"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
@@ -54,16 +53,12 @@ type Reconciler struct {
 	// Policy refuses rendered content before anything is applied; nil
 	// refuses nothing.
 	Policy *contentpolicy.Policy
-	// Intake learns here that a new Manifest is taken up, which makes room
-	// for the next new Kyma; nil without pacing.
-	Intake *intake.Gate
 
 	held heldStatuses
 }
 
 // Reconcile installs the module of one Manifest and reports its state.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	r.Intake.Started(req.NamespacedName)
 	pending := r.Fresh.Take(req.NamespacedName)
 	res, err := r.reconcile(freshness.NewContext(ctx, pending), req)
 	finished := pending.Finish(res, r.Recheck)
