@@ -98,7 +98,7 @@ func valueAt(obj map[string]any, path string) (string, bool, error) {
 	if err := jp.Parse(template); err != nil {
 		return "", false, fmt.Errorf("jsonPath %q does not parse: %w", path, err)
 	}
-	results, err := jp.FindResults(obj)
+	results, err := findResults(jp, obj)
 	if err != nil {
 		return "", false, fmt.Errorf("jsonPath %q: %w", path, err)
 	}
@@ -114,6 +114,18 @@ func valueAt(obj map[string]any, path string) (string, bool, error) {
 	default:
 		return "", false, fmt.Errorf("jsonPath %q selects %d values; a state check compares one", path, len(values))
 	}
+}
+
+// findResults evaluates jp on obj. client-go's JSONPath panics on some
+// paths that parse (a range over an empty filter, "{range }{[]}"): a module
+// author's path then fails its module with an error, not the operator.
+func findResults(jp *jsonpath.JSONPath, obj map[string]any) (results [][]reflect.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			results, err = nil, fmt.Errorf("cannot be evaluated: %v", r)
+		}
+	}()
+	return jp.FindResults(obj)
 }
 
 // jsonPathTemplate turns a path into a JSONPath template: {.a.b} as given,

@@ -48,6 +48,7 @@ func TestValueAt(t *testing.T) {
 		{"empty", " ", "", false, "jsonPath is empty"},
 		{"does not parse", "status.[health", "", false, `jsonPath "status.[health" does not parse`},
 		{"unclosed brace", "{.status.health", "", false, "does not parse"},
+		{"a range JSONPath panics on", "$range }{[]00", "", false, `jsonPath "$range }{[]00": cannot be evaluated`},
 		{"several values", "status.conditions[*].type", "", false, "selects 2 values; a state check compares one"},
 		{"an object", "status.module", "", false, "selects an object or a list, not a value"},
 		{"a list", "status.conditions", "", false, "selects an object or a list, not a value"},
