@@ -3,6 +3,7 @@ package kyma_test
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,8 @@ type writes struct {
 	// creation the API server stored it (managed fields: whole seconds).
 	first      shared.State
 	firstAfter time.Duration
+	// seen is the resource version of the last change the watch delivered.
+	seen uint64
 }
 
 // watchKymaWrites watches Kyma name (which need not exist yet) until the
@@ -52,6 +55,7 @@ func watchKymaWrites(t *testing.T, name string) *writes {
 			if ev.Type == watch.Modified && last != nil {
 				counts.add(last, k)
 			}
+			counts.saw(k)
 			last = k
 		}
 	}()
@@ -83,6 +87,29 @@ func statusWrittenAt(k *v1beta2.Kyma) time.Time {
 	return time.Time{}
 }
 
+func (w *writes) saw(k *v1beta2.Kyma) {
+	rv, err := strconv.ParseUint(k.ResourceVersion, 10, 64)
+	if err != nil {
+		return // etcd's versions are numbers; anything else is not counted
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = max(w.seen, rv)
+}
+
+// caughtUp waits until the watch has delivered the version of k that the
+// test read: a read can return a write before the watch reports it.
+func (w *writes) caughtUp(t *testing.T, k *v1beta2.Kyma) {
+	t.Helper()
+	want, err := strconv.ParseUint(k.ResourceVersion, 10, 64)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.seen >= want
+	}, timeout, tick, "the watch reports Kyma %s at version %d", k.Name, want)
+}
+
 func (w *writes) firstStatus() (shared.State, time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -105,6 +132,7 @@ func TestNewKymaTakesOneMetadataWrite(t *testing.T) {
 	assert.Contains(t, k.Finalizers, shared.KymaFinalizer)
 	assert.Equal(t, shared.OperatorName, k.Labels[shared.ManagedByLabel])
 	assert.NotEmpty(t, k.Annotations[shared.LastSyncedSpecAnnotation])
+	counted.caughtUp(t, k)
 	metadata, status := counted.counts()
 	assert.Equal(t, 1, metadata, "metadata writes of a new Kyma")
 	t.Logf("status writes until Ready: %d", status)
@@ -123,6 +151,7 @@ func TestOnlyTheKymaControllerWritesKymaStatus(t *testing.T) {
 			assert.Equal(t, kyma.StatusOwner, f.Manager, "writer of the Kyma's status")
 		}
 	}
+	counted.caughtUp(t, k)
 	_, status := counted.counts()
 	first, after := counted.firstStatus()
 	if first == shared.StateReady {
@@ -151,6 +180,7 @@ func TestANewKymaShowsProcessingOnlyOnceTheHoldIsUp(t *testing.T) {
 		timeout, tick, "the module's Manifest is created while the status is held")
 	k := eventuallyKyma(t, "slow-start", "Processing", stateIs(shared.StateProcessing))
 	assert.Equal(t, "slow-start-tortoise", moduleStatus(k, "tortoise").Manifest.Name, "the held status is the one written")
+	counted.caughtUp(t, k)
 
 	first, after := counted.firstStatus()
 	assert.Equal(t, shared.StateProcessing, first)
