@@ -153,6 +153,9 @@ func (s *FakeCertManagerSigner) Sync(ctx context.Context, key types.NamespacedNa
 	if err := s.writeSecret(ctx, &cert, &secret, exists, certPEM, keyPEM, caPEM); err != nil {
 		return err
 	}
+	if gone, err := s.collectOrphan(ctx, &cert); gone || err != nil {
+		return err
+	}
 	if err := s.writeStatus(ctx, &cert, certPEM); err != nil {
 		return err
 	}
@@ -323,8 +326,11 @@ func keyAlgorithm(k *cmv1.CertificatePrivateKey) pki.KeyAlgorithm {
 func (s *FakeCertManagerSigner) writeSecret(ctx context.Context, cert *cmv1.Certificate, secret *corev1.Secret, exists bool, certPEM, keyPEM, caPEM []byte) error {
 	if !exists {
 		secret = &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: cert.Spec.SecretName, Namespace: cert.Namespace},
-			Type:       corev1.SecretTypeTLS,
+			ObjectMeta: metav1.ObjectMeta{
+				Name: cert.Spec.SecretName, Namespace: cert.Namespace,
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cert, cmv1.SchemeGroupVersion.WithKind(cmv1.CertificateKind))},
+			},
+			Type: corev1.SecretTypeTLS,
 		}
 	}
 	if secret.Labels == nil {
@@ -360,6 +366,22 @@ func (s *FakeCertManagerSigner) writeSecret(ctx context.Context, cert *cmv1.Cert
 		return fmt.Errorf("writing secret of certificate %s/%s: %w", cert.Namespace, cert.Name, err)
 	}
 	return nil
+}
+
+// collectOrphan deletes the Secret just written when its Certificate was
+// deleted while it was being issued. cert-manager's Secret carries an owner
+// reference to its Certificate, so a cluster's garbage collector removes
+// such a Secret; envtest runs no garbage collector.
+func (s *FakeCertManagerSigner) collectOrphan(ctx context.Context, cert *cmv1.Certificate) (bool, error) {
+	err := s.c.Get(ctx, client.ObjectKeyFromObject(cert), &cmv1.Certificate{})
+	if !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: cert.Spec.SecretName, Namespace: cert.Namespace}}
+	if err := s.c.Delete(ctx, secret); err != nil && !apierrors.IsNotFound(err) {
+		return true, fmt.Errorf("collecting the secret of deleted certificate %s/%s: %w", cert.Namespace, cert.Name, err)
+	}
+	return true, nil
 }
 
 // writeStatus records the issuance; a conflict (someone else wrote the
