@@ -52,6 +52,7 @@ func parseFlags(args []string) (fleet.Options, error) {
 	fs.BoolVar(&o.ReleasePushOnly, "release-push-only", false, "end the release phase once the push edits during it are measured, without waiting for every Kyma to run the new version")
 	fs.IntVar(&o.BoundWorkers, "bound-workers", 32, "concurrency of the bare-client bound; 0 skips it")
 	fs.BoolVar(&o.OnlyFullBound, "only-full-bound", false, "measure only the full bound (KCP and runtime writes), not the KCP-only one")
+	fs.BoolVar(&o.BoundApply, "bound-apply", false, "the bounds write with server-side apply, as the operator does, instead of create and update")
 	fs.BoolVar(&o.BoundOnly, "bound-only", false, "measure only the bounds: stop the operator once a first Kyma is Ready (the bounds' model) and skip the other phases")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Hour, "longest wait for every Kyma to be Ready")
 	fs.IntVar(&o.ProfileSeconds, "profile-seconds", 0, "save CPU profiles of the operator, the KCP API server and a runtime API server (this many seconds) at the start of the convergence and of the resync wave into --out")

@@ -69,22 +69,32 @@ func (f *Fleet) MeasureBound(ctx context.Context, workers int, withRuntimes bool
 	if err != nil {
 		return nil, fmt.Errorf("creating the bound's Kymas: %w", err)
 	}
+	w := boundWriter{apply: f.opts.BoundApply}
+	servedBefore, err := f.readServed(ctx)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	err = forEach(ctx, f.opts.Kymas, workers, func(ctx context.Context, i int) error {
-		if err := f.boundWrites(ctx, kymas[i], kymaModel.Status, manifestModels); err != nil {
+		if err := f.boundWrites(ctx, w, kymas[i], kymaModel.Status, manifestModels); err != nil {
 			return err
 		}
 		if rtModel == nil {
 			return nil
 		}
-		return f.copyRuntime(ctx, i, rtModel)
+		return f.copyRuntime(ctx, w, i, rtModel)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bare-client writes: %w", err)
 	}
 	seconds := time.Since(start).Seconds()
 	b := &report.Bound{Manifests: f.opts.Kymas * len(manifestModels), Writes: f.opts.Kymas * (2*len(manifestModels) + 1),
-		Workers: workers, Seconds: seconds}
+		Workers: workers, Seconds: seconds, Apply: w.apply}
+	if servedAfter, err := f.readServed(ctx); err == nil {
+		b.Served = servedSince(servedBefore, servedAfter)
+	} else {
+		f.opts.Progress("reading what the API servers answered during the bound: %v", err)
+	}
 	if rtModel != nil {
 		b.RuntimeWrites = f.opts.Kymas * rtModel.writes()
 	}
@@ -126,21 +136,21 @@ func (f *Fleet) firstReadyKyma(ctx context.Context) (int, *v1beta2.Kyma, error) 
 	return 0, nil, fmt.Errorf("no Kyma is Ready with its %d modules to model the bound on", f.opts.Modules)
 }
 
-func (f *Fleet) boundWrites(ctx context.Context, k *v1beta2.Kyma, status v1beta2.KymaStatus, models []v1beta2.Manifest) error {
+func (f *Fleet) boundWrites(ctx context.Context, w boundWriter, k *v1beta2.Kyma, status v1beta2.KymaStatus, models []v1beta2.Manifest) error {
 	for m := range models {
 		mf := &v1beta2.Manifest{ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("%s-%s", k.Name, models[m].Labels[shared.ModuleNameLabel]), Namespace: k.Namespace,
 			Labels: models[m].Labels}, Spec: models[m].Spec}
-		if err := f.kcp.Create(ctx, mf); err != nil {
+		if err := w.create(ctx, f.kcp, mf); err != nil {
 			return err
 		}
 		mf.Status = models[m].Status
-		if err := f.kcp.Status().Update(ctx, mf); err != nil {
+		if err := w.status(ctx, f.kcp, mf, false); err != nil {
 			return err
 		}
 	}
 	k.Status = status
-	return f.kcp.Status().Update(ctx, k)
+	return w.status(ctx, f.kcp, k, false)
 }
 
 func (f *Fleet) deleteBound(ctx context.Context, ns string) {

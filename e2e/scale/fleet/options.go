@@ -54,6 +54,9 @@ type Options struct {
 	// nothing of the bounds is deleted afterwards. At 10,000 Kymas the full
 	// bound beside the operator's fleet does not fit 24 GiB.
 	BoundOnly bool
+	// BoundApply makes the bounds write with server-side apply, as the
+	// operator does, instead of create and update.
+	BoundApply bool
 	// ReadyTimeout bounds the wait for every Kyma to be Ready.
 	ReadyTimeout time.Duration
 	// ProfileSeconds of CPU profile taken at the start of the convergence

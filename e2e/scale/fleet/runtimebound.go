@@ -92,27 +92,27 @@ func boundRuntimeNamespace(i int) string { return fmt.Sprintf("bound-%05d", i) }
 // copyRuntime writes a copy of the model into a namespace of its own on
 // runtime i's server: the namespace, every object and the statuses, then
 // the webhook configurations, scoped to that namespace.
-func (f *Fleet) copyRuntime(ctx context.Context, i int, m *runtimeModel) error {
+func (f *Fleet) copyRuntime(ctx context.Context, w boundWriter, i int, m *runtimeModel) error {
 	c, ns := f.server(i), boundRuntimeNamespace(i)
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
 	for _, model := range m.objects {
 		o := fresh(model, ns, model.GetName())
-		if err := c.Create(ctx, o); err != nil {
+		if err := w.create(ctx, c, o); err != nil {
 			return fmt.Errorf("creating %s %s/%s: %w", o.GetKind(), ns, o.GetName(), err)
 		}
 		if !slices.Contains(withStatus, o.GetKind()) {
 			continue
 		}
 		o.Object["status"] = runtime.DeepCopyJSONValue(model.Object["status"])
-		if err := c.Status().Update(ctx, o); err != nil {
+		if err := w.status(ctx, c, o, o.GetKind() == "Deployment"); err != nil {
 			return fmt.Errorf("writing the status of %s %s/%s: %w", o.GetKind(), ns, o.GetName(), err)
 		}
 	}
 	for _, h := range m.webhooks {
 		h := boundWebhook(h, i)
-		if err := c.Create(ctx, &h); err != nil {
+		if err := w.create(ctx, c, &h); err != nil {
 			return fmt.Errorf("creating webhook configuration %s: %w", h.Name, err)
 		}
 	}

@@ -62,6 +62,12 @@ type Bound struct {
 	Workers         int     `json:"workers"`
 	Seconds         float64 `json:"seconds"`
 	WritesPerSecond float64 `json:"writesPerSecond"`
+	// Apply is set when the bound wrote with server-side apply instead of
+	// create and update (--bound-apply).
+	Apply bool `json:"apply,omitempty"`
+	// Served is what the API servers answered and the CPU each program
+	// used while the bound ran.
+	Served *Served `json:"served,omitempty"`
 }
 
 // Convergence is the way from the operator's start to every Kyma Ready.

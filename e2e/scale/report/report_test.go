@@ -25,7 +25,8 @@ func measured() *report.Report {
 			"release":     {Busy: 0.6, Idle: 0.3, IOWait: 0.1},
 		},
 		Bound:     &report.Bound{Writes: 15000, Seconds: 50, WritesPerSecond: 300, Workers: 16},
-		FullBound: &report.Bound{Writes: 15000, RuntimeWrites: 40000, Seconds: 70, WritesPerSecond: 785, Workers: 16},
+		FullBound: &report.Bound{Writes: 15000, RuntimeWrites: 40000, Seconds: 70, WritesPerSecond: 785, Workers: 16, Apply: true,
+			Served: &report.Served{CPUSeconds: map[string]float64{"runtime API servers": 60, "KCP API server": 40}}},
 		Convergence: &report.Convergence{
 			Seconds: 90, Ready: 1000, RatioToBound: 1.8, RatioToFullBound: 1.29, Reconciles: 9000, ReconcilesPerSecond: 100,
 			KCPRequests: 27000, KCPRequestsPerSecond: 300, KCPRequestsPerReconcile: 3,
@@ -138,6 +139,7 @@ func TestTableAndJSON(t *testing.T) {
 		"p50 60 ms, p99 900 ms, max 1500 ms (200 edits)", "peak 700 MiB", "start 0.50, convergence 2.10",
 		"target", "yes", "pushed reads (load): 180 fresh, 15 caught up, 5 gave up",
 		"convergence 97/2.0/1.0%, release 60/10.0/0.0%",
+		"full bound (with runtime writes), server-side apply", "100: runtime API servers 60, KCP API server 40",
 		"edits stored (load) p50 12 ms, p99 80 ms; Kyma controller (load): pushed waited 3 ms (201), queue wait 9 ms, 22.0 reconciles/s of 40 ms, workers 11% busy; KCP API server mean (load): APPLY manifests/status 30 ms, PATCH kymas 12 ms",
 	} {
 		assert.Contains(t, out, want)

@@ -152,11 +152,26 @@ func (p *Push) countersLine() string {
 
 func (r *Report) boundRows(row func(name, value string)) {
 	if b := r.Bound; b != nil {
-		row("bare-client bound", fmt.Sprintf("%.1f s for %d writes (%.0f writes/s, %d workers)", b.Seconds, b.Writes, b.WritesPerSecond, b.Workers))
+		row("bare-client bound"+b.verb(), fmt.Sprintf("%.1f s for %d writes (%.0f writes/s, %d workers)", b.Seconds, b.Writes, b.WritesPerSecond, b.Workers))
+		b.cpuRow("bare-client bound", row)
 	}
 	if b := r.FullBound; b != nil {
-		row("full bound (with runtime writes)", fmt.Sprintf("%.1f s for %d KCP + %d runtime writes (%.0f writes/s)",
+		row("full bound (with runtime writes)"+b.verb(), fmt.Sprintf("%.1f s for %d KCP + %d runtime writes (%.0f writes/s)",
 			b.Seconds, b.Writes, b.RuntimeWrites, b.WritesPerSecond))
+		b.cpuRow("full bound", row)
+	}
+}
+
+func (b *Bound) verb() string {
+	if b.Apply {
+		return ", server-side apply"
+	}
+	return ""
+}
+
+func (b *Bound) cpuRow(name string, row func(name, value string)) {
+	if b.Served != nil {
+		row(name+": CPU seconds by program", TopServed(b.Served.CPUSeconds, 10))
 	}
 }
 
