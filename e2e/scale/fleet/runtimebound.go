@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -74,9 +75,7 @@ func (f *Fleet) readRuntimeModel(ctx context.Context, i int) (*runtimeModel, err
 		return nil, fmt.Errorf("listing webhook configurations: %w", err)
 	}
 	for _, h := range hooks.Items {
-		if slices.ContainsFunc(h.Webhooks, func(w admissionv1.ValidatingWebhook) bool {
-			return w.ClientConfig.Service != nil && w.ClientConfig.Service.Namespace == ns
-		}) {
+		if slices.ContainsFunc(h.Webhooks, func(w admissionv1.ValidatingWebhook) bool { return webhookOf(w, ns) }) {
 			m.webhooks = append(m.webhooks, h)
 		}
 	}
@@ -84,6 +83,16 @@ func (f *Fleet) readRuntimeModel(ctx context.Context, i int) (*runtimeModel, err
 		return nil, fmt.Errorf("runtime %d holds none of the operator's objects to model the bound on", i)
 	}
 	return m, nil
+}
+
+// webhookOf reports whether w is the agent's of the runtime in ns: it calls
+// the agent's Service there or, for an agent reached by URL (the runtimes
+// with a real agent), is scoped to ns by its namespace selector.
+func webhookOf(w admissionv1.ValidatingWebhook, ns string) bool {
+	if w.ClientConfig.Service != nil {
+		return w.ClientConfig.Service.Namespace == ns
+	}
+	return w.NamespaceSelector != nil && w.NamespaceSelector.MatchLabels[corev1.LabelMetadataName] == ns
 }
 
 // boundRuntimeNamespace holds runtime i's copy in the full bound.
@@ -152,12 +161,26 @@ func boundWebhook(h admissionv1.ValidatingWebhookConfiguration, i int) admission
 		w := *w.DeepCopy()
 		w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{
 			corev1.LabelMetadataName: boundRuntimeNamespace(i)}}
+		if w.ClientConfig.URL != nil {
+			// A real agent's URL: the copy calls a Service without
+			// endpoints instead, as every simulated runtime's webhook does.
+			w.ClientConfig.Service = &admissionv1.ServiceReference{Name: h.Name, Path: urlPath(*w.ClientConfig.URL)}
+			w.ClientConfig.URL = nil
+		}
 		if w.ClientConfig.Service != nil {
 			w.ClientConfig.Service.Namespace = boundRuntimeNamespace(i)
 		}
 		out.Webhooks = append(out.Webhooks, w)
 	}
 	return out
+}
+
+func urlPath(raw string) *string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Path == "" {
+		return nil
+	}
+	return &u.Path
 }
 
 // deleteRuntimeCopies removes what the full bound wrote into the runtime

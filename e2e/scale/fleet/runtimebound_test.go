@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,4 +46,42 @@ func TestTheFullBoundsWebhooksOnlySeeTheirNamespace(t *testing.T) {
 	assert.Equal(t, "bound-00003", got.Webhooks[0].ClientConfig.Service.Namespace)
 	assert.Equal(t, map[string]string{corev1.LabelMetadataName: "bound-00003"}, got.Webhooks[0].NamespaceSelector.MatchLabels)
 	assert.Equal(t, "runtime-00001", h.Webhooks[0].ClientConfig.Service.Namespace, "the model stays as it was")
+
+	agent := "https://127.0.0.1:900/validate/lifecycle-manager"
+	h.Webhooks[0].ClientConfig = admissionv1.WebhookClientConfig{URL: &agent}
+	got = boundWebhook(h, 3)
+	assert.Nil(t, got.Webhooks[0].ClientConfig.URL, "the copy must not call the real agent")
+	require.NotNil(t, got.Webhooks[0].ClientConfig.Service)
+	assert.Equal(t, "bound-00003", got.Webhooks[0].ClientConfig.Service.Namespace)
+	assert.Equal(t, "/validate/lifecycle-manager", *got.Webhooks[0].ClientConfig.Service.Path)
+	assert.Equal(t, &agent, h.Webhooks[0].ClientConfig.URL, "the model stays as it was")
+}
+
+// TestTheModelFindsTheAgentsWebhooks: an agent is called by Service or, with a
+// real agent, by URL; either way its webhooks belong to its runtime's
+// namespace and none of another runtime's do.
+func TestTheModelFindsTheAgentsWebhooks(t *testing.T) {
+	selector := func(ns string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}}
+	}
+	url := "https://127.0.0.1:900/validate/lifecycle-manager"
+	for _, tc := range []struct {
+		name string
+		hook admissionv1.ValidatingWebhook
+		want bool
+	}{
+		{"service in the namespace", admissionv1.ValidatingWebhook{ClientConfig: admissionv1.WebhookClientConfig{
+			Service: &admissionv1.ServiceReference{Namespace: "runtime-00001"}}}, true},
+		{"service of another runtime", admissionv1.ValidatingWebhook{ClientConfig: admissionv1.WebhookClientConfig{
+			Service: &admissionv1.ServiceReference{Namespace: "runtime-00002"}}, NamespaceSelector: selector("runtime-00001")}, false},
+		{"URL scoped to the namespace", admissionv1.ValidatingWebhook{ClientConfig: admissionv1.WebhookClientConfig{URL: &url},
+			NamespaceSelector: selector("runtime-00001")}, true},
+		{"URL scoped to another namespace", admissionv1.ValidatingWebhook{ClientConfig: admissionv1.WebhookClientConfig{URL: &url},
+			NamespaceSelector: selector("runtime-00002")}, false},
+		{"URL without a selector", admissionv1.ValidatingWebhook{ClientConfig: admissionv1.WebhookClientConfig{URL: &url}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, webhookOf(tc.hook, "runtime-00001"))
+		})
+	}
 }
