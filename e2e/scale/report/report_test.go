@@ -24,7 +24,7 @@ func measured() *report.Report {
 			"convergence": {Busy: 0.97, IOWait: 0.02, Steal: 0.01},
 			"release":     {Busy: 0.6, Idle: 0.3, IOWait: 0.1},
 		},
-		Bound:     &report.Bound{Writes: 15000, Seconds: 50, WritesPerSecond: 300, Workers: 16},
+		Bound: &report.Bound{Writes: 15000, Seconds: 50, WritesPerSecond: 300, Workers: 16},
 		FullBound: &report.Bound{Writes: 15000, RuntimeWrites: 40000, Seconds: 70, WritesPerSecond: 785, Workers: 16, Apply: true,
 			Served: &report.Served{CPUSeconds: map[string]float64{"runtime API servers": 60, "KCP API server": 40}}},
 		Convergence: &report.Convergence{
