@@ -39,7 +39,11 @@ func boundNamespace(withRuntimes bool) string {
 // kubelet's Deployment statuses) into a namespace of its own on that
 // Kyma's runtime API server — the work a module install cannot avoid on
 // the runtime side, which here shares the machine's cores.
-func (f *Fleet) MeasureBound(ctx context.Context, workers int, withRuntimes bool) (*report.Bound, error) {
+//
+// With operatorReads, the runtime requests the servers answered while the
+// operator converged, the full bound then also prices the operator's
+// runtime reads (measureReads), apart from its own time.
+func (f *Fleet) MeasureBound(ctx context.Context, workers int, withRuntimes bool, operatorReads map[string]float64) (*report.Bound, error) {
 	modelIndex, kymaModel, manifestModels, err := f.boundModels(ctx)
 	if err != nil {
 		return nil, err
@@ -94,6 +98,12 @@ func (f *Fleet) MeasureBound(ctx context.Context, workers int, withRuntimes bool
 		b.Served = servedSince(servedBefore, servedAfter)
 	} else {
 		f.opts.Progress("reading what the API servers answered during the bound: %v", err)
+	}
+	if rtModel != nil && len(operatorReads) > 0 {
+		reads := readsPerRuntime(operatorReads, f.opts.Kymas, rtModel)
+		if b.Reads, err = f.measureReads(ctx, workers, rtModel, reads); err != nil {
+			return nil, err
+		}
 	}
 	if rtModel != nil {
 		b.RuntimeWrites = f.opts.Kymas * rtModel.writes()

@@ -215,7 +215,7 @@ func (ru *run) model(ctx context.Context) error {
 
 func (ru *run) bound(ctx context.Context) error {
 	if !ru.opts.OnlyFullBound {
-		b, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, false)
+		b, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, false, nil)
 		if err != nil {
 			return err
 		}
@@ -226,7 +226,11 @@ func (ru *run) bound(ctx context.Context) error {
 			ru.opts.Progress("the operator took %.1f× that", c.RatioToBound)
 		}
 	}
-	full, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, true)
+	var operatorReads map[string]float64
+	if c := ru.r.Convergence; c != nil && c.Served != nil {
+		operatorReads = c.Served.Runtime
+	}
+	full, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, true, operatorReads)
 	if err != nil {
 		return fmt.Errorf("the full bound: %w", err)
 	}

@@ -85,3 +85,23 @@ func TestTheModelFindsTheAgentsWebhooks(t *testing.T) {
 		})
 	}
 }
+
+// TestTheOperatorsReadsArePricedPerRuntime: the census's GETs of the
+// resources a runtime copy holds become reads per runtime; other requests,
+// and resources the copy lacks, are left out.
+func TestTheOperatorsReadsArePricedPerRuntime(t *testing.T) {
+	obj := func(apiVersion, kind string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
+	}
+	m := &runtimeModel{objects: []*unstructured.Unstructured{
+		obj("apps/v1", "Deployment"), obj("v1", "ConfigMap"), obj("operator.kyma-project.io/v1beta2", "Kyma"),
+		obj("networking.k8s.io/v1", "NetworkPolicy"),
+	}}
+	got := readsPerRuntime(map[string]float64{
+		"GET deployments": 15040, "GET configmaps": 10000, "GET kymas": 6952, "GET networkpolicies": 200,
+		"APPLY deployments": 6000, "GET customresourcedefinitions": 122, "LIST moduletemplates": 1004,
+	}, 1000, m)
+	assert.Equal(t, map[string]int{"deployments": 15, "configmaps": 10, "kymas": 7}, got,
+		"0.2 network policy reads per runtime round to none")
+	assert.Len(t, m.objectsOf("networkpolicies"), 1)
+}

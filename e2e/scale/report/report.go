@@ -68,6 +68,19 @@ type Bound struct {
 	// Served is what the API servers answered and the CPU each program
 	// used while the bound ran.
 	Served *Served `json:"served,omitempty"`
+	// Reads are the operator's runtime reads, repeated after the full
+	// bound's writes by the same client.
+	Reads *Reads `json:"reads,omitempty"`
+}
+
+// Reads prices the runtime reads the operator made: a bare client repeats
+// them, per runtime and resource as many as the operator's convergence
+// averaged, against the full bound's copies.
+type Reads struct {
+	PerRuntime map[string]int `json:"perRuntime"`
+	Requests   int            `json:"requests"`
+	Seconds    float64        `json:"seconds"`
+	Served     *Served        `json:"served,omitempty"`
 }
 
 // Convergence is the way from the operator's start to every Kyma Ready.

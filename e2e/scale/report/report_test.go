@@ -26,7 +26,9 @@ func measured() *report.Report {
 		},
 		Bound: &report.Bound{Writes: 15000, Seconds: 50, WritesPerSecond: 300, Workers: 16},
 		FullBound: &report.Bound{Writes: 15000, RuntimeWrites: 40000, Seconds: 70, WritesPerSecond: 785, Workers: 16, Apply: true,
-			Served: &report.Served{CPUSeconds: map[string]float64{"runtime API servers": 60, "KCP API server": 40}}},
+			Served: &report.Served{CPUSeconds: map[string]float64{"runtime API servers": 60, "KCP API server": 40}},
+			Reads: &report.Reads{PerRuntime: map[string]int{"kymas": 7, "deployments": 15}, Requests: 22000, Seconds: 30,
+				Served: &report.Served{CPUSeconds: map[string]float64{"etcd": 9, "runtime API servers": 21}}}},
 		Convergence: &report.Convergence{
 			Seconds: 90, Ready: 1000, RatioToBound: 1.8, RatioToFullBound: 1.29, Reconciles: 9000, ReconcilesPerSecond: 100,
 			KCPRequests: 27000, KCPRequestsPerSecond: 300, KCPRequestsPerReconcile: 3,

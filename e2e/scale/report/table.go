@@ -159,7 +159,21 @@ func (r *Report) boundRows(row func(name, value string)) {
 		row("full bound (with runtime writes)"+b.verb(), fmt.Sprintf("%.1f s for %d KCP + %d runtime writes (%.0f writes/s)",
 			b.Seconds, b.Writes, b.RuntimeWrites, b.WritesPerSecond))
 		b.cpuRow("full bound", row)
+		if rd := b.Reads; rd != nil {
+			row("the operator's runtime reads", fmt.Sprintf("%d GETs in %.1f s (per runtime: %s)", rd.Requests, rd.Seconds, perRuntime(rd.PerRuntime)))
+			if rd.Served != nil {
+				row("their CPU seconds by program", TopServed(rd.Served.CPUSeconds, 10))
+			}
+		}
 	}
+}
+
+func perRuntime(reads map[string]int) string {
+	parts := make([]string, 0, len(reads))
+	for _, r := range slices.Sorted(maps.Keys(reads)) {
+		parts = append(parts, fmt.Sprintf("%s %d", r, reads[r]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (b *Bound) verb() string {
