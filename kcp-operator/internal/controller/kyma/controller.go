@@ -65,7 +65,8 @@ type Reconciler struct {
 	RequeueNoPush time.Duration
 	Maintenance   *Maintenance // holds upgrades that require downtime until the maintenance window; nil holds none
 
-	first firstStatuses
+	first   firstStatuses
+	applied appliedSpecs
 }
 
 // Reconcile brings one Kyma and its runtime to the desired state.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 	corev1 "k8s.io/api/core/v1"
@@ -132,10 +133,11 @@ func (r *Reconciler) applyManifest(ctx context.Context, kyma *v1beta2.Kyma, m *r
 		return nil, fmt.Errorf("module %q: %w", m.Name, err)
 	}
 	if current != nil && current.Annotations[shared.SpecHashAnnotation] == desired.Annotations[shared.SpecHashAnnotation] {
+		r.applied.forget(client.ObjectKeyFromObject(current))
 		return current, nil
 	}
-	if err := runtimebase.Apply(ctx, r.KCP, desired); err != nil {
-		return nil, fmt.Errorf("applying Manifest %s: %w", desired.Name, err)
+	if err := r.writeManifest(ctx, desired, time.Now()); err != nil {
+		return nil, err
 	}
 	if current == nil {
 		return desired, nil
@@ -149,10 +151,25 @@ func (r *Reconciler) applyManifest(ctx context.Context, kyma *v1beta2.Kyma, m *r
 	return pending, nil
 }
 
+// writeManifest applies desired unless this spec was applied to it so
+// recently that the cache cannot have shown it yet.
+func (r *Reconciler) writeManifest(ctx context.Context, desired *v1beta2.Manifest, now time.Time) error {
+	key, spec := client.ObjectKeyFromObject(desired), appliedSpec{hash: desired.Annotations[shared.SpecHashAnnotation]}
+	if r.applied.unseen(key, spec, now) {
+		return nil
+	}
+	if err := runtimebase.Apply(ctx, r.KCP, desired); err != nil {
+		return fmt.Errorf("applying Manifest %s: %w", desired.Name, err)
+	}
+	r.applied.record(key, spec, now)
+	return nil
+}
+
 // removeManifest deletes a Manifest; a released one first gets the
 // unmanaged annotation, which tells the Manifest controller to leave the
 // module's resources in the runtime.
 func (r *Reconciler) removeManifest(ctx context.Context, mf *v1beta2.Manifest, release bool) error {
+	r.applied.forget(client.ObjectKeyFromObject(mf))
 	if !mf.DeletionTimestamp.IsZero() {
 		return nil
 	}
