@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,6 +68,13 @@ func Remove(ctx context.Context, rt *remote.Runtime) error {
 	return nil
 }
 
+// parallelWrites bounds the writes of one sync in flight at once. A new
+// runtime receives the whole catalog (hundreds of objects where modules
+// keep several versions); one write after another, that took minutes when
+// the runtime's API server answered slowly, and the Kyma waited for it.
+// The runtime client's rate limiter still caps the rate.
+const parallelWrites = 8
+
 // reconcileKind applies the desired objects of one kind whose hash differs
 // from the runtime's copy and deletes our objects that are not desired.
 func reconcileKind(ctx context.Context, rt *remote.Runtime, list client.ObjectList, desired map[string]client.Object) (int, int, error) {
@@ -78,27 +88,56 @@ func reconcileKind(ctx context.Context, rt *remote.Runtime, list client.ObjectLi
 			current[obj.GetName()] = obj
 		}
 	}
-	applied, removed := 0, 0
+	var stale, gone []client.Object
 	for _, name := range slices.Sorted(maps.Keys(desired)) {
 		obj := desired[name]
-		if cur, ok := current[name]; ok && cur.GetAnnotations()[shared.SpecHashAnnotation] == obj.GetAnnotations()[shared.SpecHashAnnotation] {
-			continue
+		if cur, ok := current[name]; !ok || cur.GetAnnotations()[shared.SpecHashAnnotation] != obj.GetAnnotations()[shared.SpecHashAnnotation] {
+			stale = append(stale, obj)
 		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(current)) {
+		if _, ok := desired[name]; !ok {
+			gone = append(gone, current[name])
+		}
+	}
+	applied, err := inParallel(ctx, stale, func(ctx context.Context, obj client.Object) error {
 		if err := runtimebase.Apply(ctx, rt, obj); err != nil {
-			return applied, removed, fmt.Errorf("applying %s %s to the runtime: %w", obj.GetObjectKind().GroupVersionKind().Kind, name, err)
+			return fmt.Errorf("applying %s %s to the runtime: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 		}
-		applied++
+		return nil
+	})
+	if err != nil {
+		return applied, 0, err
 	}
-	for name, obj := range current {
-		if _, ok := desired[name]; ok {
-			continue
-		}
+	removed, err := inParallel(ctx, gone, func(ctx context.Context, obj client.Object) error {
 		if err := rt.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-			return applied, removed, fmt.Errorf("removing %s from the runtime catalog: %w", name, err)
+			return fmt.Errorf("removing %s from the runtime catalog: %w", obj.GetName(), err)
 		}
-		removed++
+		return nil
+	})
+	return applied, removed, err
+}
+
+// inParallel runs write for each object, parallelWrites at a time, and
+// returns how many succeeded; the first error stops the writes not begun.
+func inParallel(ctx context.Context, objs []client.Object, write func(context.Context, client.Object) error) (int, error) {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallelWrites)
+	var done atomic.Int64
+	for _, obj := range objs {
+		if ctx.Err() != nil {
+			break // an error stopped the group; the writes not begun stay undone
+		}
+		g.Go(func() error {
+			if err := write(ctx, obj); err != nil {
+				return err
+			}
+			done.Add(1)
+			return nil
+		})
 	}
-	return applied, removed, nil
+	err := g.Wait()
+	return int(done.Load()), err
 }
 
 // desired returns the runtime copies of the templates and release metas kyma may see.

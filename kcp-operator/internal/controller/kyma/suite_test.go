@@ -137,7 +137,7 @@ func startOperator(ctx context.Context, env *testenv.Env) (<-chan struct{}, erro
 		if os.Getenv("TEST_OPERATOR_LOGS") != "" {
 			fmt.Fprintln(os.Stderr, prefix, args)
 		}
-	}, funcr.Options{Verbosity: 1})
+	}, funcr.Options{Verbosity: 1, LogTimestamp: true})
 	ctrl.SetLogger(log)
 	metricsRegistry = prometheus.NewRegistry()
 	op, err := setup.New(ctx, env.Config, testOptions(), config.Defaults(), metricsRegistry, log)
