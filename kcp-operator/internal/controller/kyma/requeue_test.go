@@ -8,7 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 )
 
 func TestWithoutPushShortensTheResync(t *testing.T) {
@@ -33,6 +35,36 @@ func TestWithoutPushShortensTheResync(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, tc.r.withoutPush(&v1beta2.Kyma{Status: tc.status}, tc.in).RequeueAfter)
+		})
+	}
+}
+
+// TestAProcessingKymaIsRecheckedWhenItsProgressTurnsWritable checks that a
+// Kyma still Processing is read again when its held progress may be
+// written (its stored status --requeue-busy-max old), not every
+// --requeue-busy: what it waits for comes as news.
+func TestAProcessingKymaIsRecheckedWhenItsProgressTurnsWritable(t *testing.T) {
+	r := &Reconciler{Requeue: requeue.Requeue{Success: time.Hour, Busy: 5 * time.Second, BusyMax: time.Minute, Error: 2 * time.Minute}}
+	status := func(state shared.State, age time.Duration) v1beta2.KymaStatus {
+		return v1beta2.KymaStatus{State: state, LastOperation: shared.LastOperation{
+			LastUpdateTime: metav1.NewTime(time.Now().Add(-age))}}
+	}
+	tests := []struct {
+		name     string
+		status   v1beta2.KymaStatus
+		min, max time.Duration
+	}{
+		{"Processing, just written: when it is a minute old", status(shared.StateProcessing, 0), 59 * time.Second, time.Minute},
+		{"Processing, written 20 s ago: in 40 s", status(shared.StateProcessing, 20*time.Second), 39 * time.Second, 40 * time.Second},
+		{"Processing for longer than the minute: the stuck recheck", status(shared.StateProcessing, 3*time.Minute), time.Minute, time.Minute},
+		{"Ready: the success resync", status(shared.StateReady, 0), time.Hour, time.Hour},
+		{"Error: the error retry", status(shared.StateError, 0), 2 * time.Minute, 2 * time.Minute},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := r.recheck(&v1beta2.Kyma{}, tc.status).RequeueAfter
+			assert.GreaterOrEqual(t, got, tc.min)
+			assert.LessOrEqual(t, got, tc.max)
 		})
 	}
 }
