@@ -272,7 +272,7 @@ func (o *Options) bindRenderLimits(fs *pflag.FlagSet) {
 // bindRequeue binds the flags of requeue intervals, purge and the Watcher controller.
 func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RequeueSuccess, "requeue-success", o.RequeueSuccess, "Resync of a Ready Kyma; the push path brings changes sooner.")
-	fs.DurationVar(&o.RequeueBusy, "requeue-busy", o.RequeueBusy, "Requeue of a Kyma whose modules are still being installed or deleted.")
+	fs.DurationVar(&o.RequeueBusy, "requeue-busy", o.RequeueBusy, "Recheck of a Manifest while its module is installed or deleted, and of a Kyma being deleted (a Processing Kyma waits for news instead).")
 	fs.DurationVar(&o.RequeueBusyMax, "requeue-busy-max", o.RequeueBusyMax,
 		"Longest requeue of a Kyma or Manifest that stays Processing or Deleting: each recheck waits half the time its status has been unchanged, from --requeue-busy up to this. Also how long a new Kyma's first Processing status and a Processing Kyma's progress wait in memory for the write that ends the Processing.")
 	fs.DurationVar(&o.RequeueWarning, "requeue-warning", o.RequeueWarning, "Requeue of a Kyma in Warning.")
