@@ -57,11 +57,20 @@ func Sync(ctx context.Context, kcp client.Reader, kyma *v1beta2.Kyma, rt *remote
 	return res, nil
 }
 
-// Remove deletes the whole catalog from the runtime namespace.
+// Remove deletes the whole catalog from the runtime namespace: one
+// request per kind (a delete of the collection our label selects), not one
+// per object, so that a Kyma's deletion does not wait for hundreds of
+// rate-limited deletes.
 func Remove(ctx context.Context, rt *remote.Runtime) error {
-	for _, list := range []client.ObjectList{&v1beta2.ModuleTemplateList{}, &v1beta2.ModuleReleaseMetaList{}} {
-		if _, _, err := reconcileKind(ctx, rt, list, nil); err != nil {
-			return err
+	kinds := []struct {
+		obj  client.Object
+		name string
+	}{{&v1beta2.ModuleTemplate{}, v1beta2.ModuleTemplateKind}, {&v1beta2.ModuleReleaseMeta{}, v1beta2.ModuleReleaseMetaKind}}
+	for _, kind := range kinds {
+		err := rt.DeleteAllOf(ctx, kind.obj, client.InNamespace(rt.Namespace),
+			client.MatchingLabels{shared.ManagedByLabel: shared.OperatorName})
+		if err := ignoreNoKind(err); err != nil {
+			return fmt.Errorf("removing the runtime catalog's %ss: %w", kind.name, err)
 		}
 	}
 	rt.Facts.Forget("catalog/" + rt.Namespace)

@@ -84,6 +84,40 @@ func TestAFailedCatalogWriteIsReportedAndStopsTheSync(t *testing.T) {
 	assert.Positive(t, res.Applied, "the next sync writes what the failed one left")
 }
 
+// TestRemovingTheCatalogTakesOneWritePerKind removes a runtime catalog of
+// many templates and checks that it costs one write per kind, not one per
+// object, and that it leaves alone what is not the catalog: a template
+// without our label and the catalog of another runtime on the same server.
+func TestRemovingTheCatalogTakesOneWritePerKind(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	createNamespaces(t, env.Client)
+	const templates = 3 * parallelWrites
+	for i := range templates {
+		createTemplate(t, env.Client, fmt.Sprintf("module-%02d", i), false)
+	}
+	writes := &slowWrites{}
+	rt := runtimeClient(t, env, writes)
+	_, err := Sync(t.Context(), env.Client, kyma(), rt)
+	require.NoError(t, err)
+	require.NoError(t, env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rt-other"}}))
+	other := &remote.Runtime{Client: rt.Client, Namespace: "rt-other", Facts: &remote.Facts{}}
+	_, err = Sync(t.Context(), env.Client, kyma(), other)
+	require.NoError(t, err)
+	users := &v1beta2.ModuleTemplate{ObjectMeta: metav1.ObjectMeta{Name: "users-own", Namespace: runtimeNS},
+		Spec: v1beta2.ModuleTemplateSpec{ModuleName: "own", Version: "1.0.0",
+			Descriptor: runtime.RawExtension{Raw: []byte(`{"component":{"name":"kyma-project.io/module/own"}}`)}}}
+	require.NoError(t, env.Client.Create(t.Context(), users))
+
+	before := writes.writeCount()
+	require.NoError(t, Remove(t.Context(), rt))
+	assert.Equal(t, 2, writes.writeCount()-before, "one write per kind")
+	assert.Equal(t, 1, countRuntimeTemplates(t, env.Client), "only the template without our label stays")
+	var left v1beta2.ModuleTemplateList
+	require.NoError(t, env.Client.List(t.Context(), &left, client.InNamespace("rt-other")))
+	assert.Len(t, left.Items, templates, "another runtime's catalog stays")
+	assert.Empty(t, rt.Facts.Recall("catalog/"+runtimeNS), "a removed catalog is not remembered as synced")
+}
+
 func createNamespaces(t *testing.T, c client.Client) {
 	t.Helper()
 	for _, ns := range []string{kcpNS, runtimeNS} {
@@ -138,6 +172,7 @@ type slowWrites struct {
 	mu       sync.Mutex
 	inFlight int
 	max      int
+	writes   int
 }
 
 func (s *slowWrites) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -145,6 +180,7 @@ func (s *slowWrites) RoundTrip(req *http.Request) (*http.Response, error) {
 		return s.next.RoundTrip(req)
 	}
 	s.mu.Lock()
+	s.writes++
 	s.inFlight++
 	s.max = max(s.max, s.inFlight)
 	refuse := s.refuse != "" && strings.Contains(req.URL.Path, s.refuse)
@@ -161,6 +197,12 @@ func (s *slowWrites) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("the test refuses %s", req.URL.Path)
 	}
 	return s.next.RoundTrip(req)
+}
+
+func (s *slowWrites) writeCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writes
 }
 
 func (s *slowWrites) maxInFlight() int {
