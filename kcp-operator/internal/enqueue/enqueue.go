@@ -46,11 +46,10 @@ func (a *allKymas) enqueue(ctx context.Context, obj client.Object, q workqueue.T
 	Paced(q, a.pacer, keys)
 }
 
-// Paced adds keys to q as background work, each at the time pacer gives it.
+// Paced adds keys to q as background work, each at the time pacer gives
+// it; without a pacer, at once.
 func Paced(q workqueue.TypedRateLimitingInterface[reconcile.Request], pacer *Pacer, keys []types.NamespacedName) {
-	for i, after := range pacer.Delays(keys) {
-		Background(q, reconcile.Request{NamespacedName: keys[i]}, after)
-	}
+	pacer.Enqueue(q, keys)
 }
 
 // Create implements handler.EventHandler.

@@ -114,7 +114,7 @@ func TestPacerBacklog(t *testing.T) {
 	clock.advance(500 * time.Millisecond)
 	assert.Equal(t, 1500*time.Millisecond, p.Backlog())
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP lifecycle_manager_fan_out_backlog_seconds How long until the last Kyma that a ModuleTemplate, ModuleReleaseMeta or Watcher change re-enqueues is due (--fan-out-rate, --template-change-spread).
+# HELP lifecycle_manager_fan_out_backlog_seconds How long until the last Kyma that a ModuleTemplate, ModuleReleaseMeta or Watcher change re-enqueues is due (--fan-out-rate, --template-change-spread, at the current lifecycle_manager_fan_out_pace).
 # TYPE lifecycle_manager_fan_out_backlog_seconds gauge
 lifecycle_manager_fan_out_backlog_seconds{controller="kyma"} 1.5
 `)))

@@ -77,8 +77,11 @@ type Options struct {
 	TemplateChangeSpread time.Duration
 	// FanOutRate caps the Kymas per second each controller re-enqueues
 	// after a template, release meta or Watcher change (internal/enqueue).
-	FanOutRate       float64
-	PurgeGracePeriod time.Duration
+	FanOutRate float64
+	// FanOutLatencyTarget is the KCP write latency beyond which the
+	// fan-outs slow down (internal/headroom); 0 keeps FanOutRate fixed.
+	FanOutLatencyTarget time.Duration
+	PurgeGracePeriod    time.Duration
 	// MaintenancePolicy is the file of the maintenance policy
 	// (internal/maintenance); empty: upgrades that require downtime run at once.
 	MaintenancePolicy string
@@ -173,6 +176,7 @@ func Default() Options {
 
 		TemplateChangeSpread: 2 * time.Minute,
 		FanOutRate:           5,
+		FanOutLatencyTarget:  100 * time.Millisecond,
 		PurgeGracePeriod:     5 * time.Minute,
 		ProtectedNamespaces:  []string{"default", "kube-system", "kube-public", "kube-node-lease", "kyma-system"},
 
@@ -280,6 +284,7 @@ func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.RequeueJitter, "requeue-jitter", o.RequeueJitter, "Random share added to every requeue interval (0.1 = up to +10%), so that Kymas do not resync in lockstep.")
 	fs.DurationVar(&o.TemplateChangeSpread, "template-change-spread", o.TemplateChangeSpread, "A changed ModuleTemplate or ModuleReleaseMeta re-enqueues its Kymas evenly over this window (longer where --fan-out-rate needs it).")
 	fs.Float64Var(&o.FanOutRate, "fan-out-rate", o.FanOutRate, "Kymas per second, at most, that each controller re-enqueues after ModuleTemplate, ModuleReleaseMeta or Watcher changes, one change after another: a release to 10,000 runtimes at 5/s takes 33 minutes and leaves the API servers room for pushed changes. 0: no limit.")
+	fs.DurationVar(&o.FanOutLatencyTarget, "fan-out-latency-target", o.FanOutLatencyTarget, "While most of the operator's KCP writes take longer than this, the fan-outs slow down (halved every 2 s, to 1/32 of --fan-out-rate at the least) and speed up again step by step once they do not: a release yields a busy KCP to pushed changes. 0: a fixed --fan-out-rate.")
 	fs.StringVar(&o.MaintenancePolicy, "maintenance-policy", o.MaintenancePolicy, "Maintenance policy file (YAML or JSON, read again when it changes): upgrades to a module version that requires downtime wait for the runtime's window unless the Kyma skips windows. Empty: such upgrades run at once. See the README.")
 
 	fs.DurationVar(&o.PurgeGracePeriod, "purge-grace-period", o.PurgeGracePeriod, "A Kyma still being deleted after this long is purged.")
@@ -345,6 +350,9 @@ func (o *Options) Validate() error {
 	}
 	if o.FanOutRate < 0 {
 		errs = append(errs, fmt.Errorf("--fan-out-rate must not be negative, got %g", o.FanOutRate))
+	}
+	if o.FanOutLatencyTarget < 0 {
+		errs = append(errs, fmt.Errorf("--fan-out-latency-target must not be negative, got %s", o.FanOutLatencyTarget))
 	}
 	if o.RateLimiterMaxDelay < o.RateLimiterBaseDelay {
 		errs = append(errs, errors.New("--rate-limiter-max-delay must not be below --rate-limiter-base-delay"))

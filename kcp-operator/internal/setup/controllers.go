@@ -23,6 +23,7 @@ import (
 	skrwebhookctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/skrwebhook"
 	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
 	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
+	"github.com/lifecycle-manager/kcp-operator/internal/headroom"
 	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
@@ -47,6 +48,8 @@ type builder struct {
 	// board carries the catalog's and the agent's conditions to the Kyma
 	// controller's status write.
 	board *conditions.Board
+	// pacers are the controllers' fan-outs, steered by the headroom Governor.
+	pacers []headroom.Paced
 }
 
 func (b *builder) requeue() requeue.Requeue {
@@ -123,7 +126,28 @@ func (b *builder) addControllers(ctx context.Context) error {
 // spread, at most --fan-out-rate per second; its backlog is a metric.
 func (b *builder) pacer(controller string, spread time.Duration) (*enqueue.Pacer, error) {
 	p := enqueue.NewPacer(enqueue.Pace{Spread: spread, Rate: b.opts.FanOutRate})
+	if err := b.mgr.Add(p); err != nil {
+		return nil, fmt.Errorf("adding the %s fan-out: %w", controller, err)
+	}
+	b.pacers = append(b.pacers, p)
 	return p, enqueue.RegisterBacklog(b.reg, controller, p)
+}
+
+// addGovernor slows the fan-outs while the KCP writes that kcpWrites
+// times are slow; without a meter (--fan-out-latency-target=0) their
+// rate is fixed.
+func (b *builder) addGovernor(kcpWrites *headroom.Meter) error {
+	if kcpWrites == nil {
+		return nil
+	}
+	g, err := headroom.NewGovernor(kcpWrites, b.reg, b.log.WithName("headroom"), b.pacers...)
+	if err != nil {
+		return err
+	}
+	if err := b.mgr.Add(g); err != nil {
+		return fmt.Errorf("adding the fan-out governor: %w", err)
+	}
+	return nil
 }
 
 func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, error) {

@@ -30,6 +30,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/config"
 	"github.com/lifecycle-manager/certs/pushpki"
+	"github.com/lifecycle-manager/kcp-operator/internal/headroom"
 	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
@@ -77,6 +78,11 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = opts.KCPQPS, opts.KCPBurst
+	var kcpWrites *headroom.Meter
+	if opts.FanOutLatencyTarget > 0 {
+		kcpWrites = headroom.NewMeter(opts.FanOutLatencyTarget)
+		cfg.Wrap(kcpWrites.Wrap)
+	}
 	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, scheme))
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
@@ -109,6 +115,9 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 		}
 	}
 	if err := b.addControllers(ctx); err != nil {
+		return nil, err
+	}
+	if err := b.addGovernor(kcpWrites); err != nil {
 		return nil, err
 	}
 	if err := addConversionWebhook(mgr, opts, b.push, certOpts.Namespace, log); err != nil {

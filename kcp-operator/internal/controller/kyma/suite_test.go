@@ -111,6 +111,10 @@ func testOptions() options.Options {
 	opts.RequeueError = time.Second
 	opts.RequeueWarning = time.Second
 	opts.TemplateChangeSpread = 0
+	// The suite's API servers share 2 cores with -race builds: a fan-out
+	// slowed for their latency would only make tests wait. internal/headroom
+	// and the setup suite test the slowing.
+	opts.FanOutLatencyTarget = 0
 	opts.RuntimeTimeout = 5 * time.Second
 	opts.RateLimiterMaxDelay = 2 * time.Second
 	opts.PurgeGracePeriod = purgeGrace

@@ -1,0 +1,90 @@
+package headroom
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// recorder is a Paced that remembers the paces it was given.
+type recorder struct{ paces []float64 }
+
+func (r *recorder) SetPace(p float64) { r.paces = append(r.paces, p) }
+
+type interval struct{ writes, slow int64 }
+
+// TestGovernorPace checks the pace over a sequence of intervals: halved
+// when most writes were slow, at most every other interval, never below
+// MinPace; raised a step otherwise, never above 1.
+func TestGovernorPace(t *testing.T) {
+	busy, calm, quiet := interval{10, 8}, interval{10, 2}, interval{0, 0}
+	tests := []struct {
+		name      string
+		intervals []interval
+		want      float64
+	}{
+		{"calm: full pace", []interval{calm, calm}, 1},
+		{"no writes: full pace", []interval{quiet}, 1},
+		{"most writes slow: halved", []interval{busy}, 0.5},
+		{"half slow is not most", []interval{{10, 5}}, 1},
+		{"a slow lease renewal alone is no signal", []interval{{2, 2}}, 1},
+		{"the interval after a cut holds", []interval{busy, busy}, 0.5},
+		{"then the next cut", []interval{busy, busy, busy}, 0.25},
+		{"never below the floor", repeat(busy, 40), MinPace},
+		{"a calm interval raises a step", []interval{busy, calm}, 0.5 + paceStep},
+		{"a calm interval ends the hold", []interval{busy, calm, busy}, (0.5 + paceStep) / 2},
+		{"back to full within a minute", append([]interval{busy}, repeat(calm, 25)...), 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := NewMeter(100 * time.Millisecond)
+			r := &recorder{}
+			g, err := NewGovernor(m, prometheus.NewRegistry(), logr.Discard(), r)
+			require.NoError(t, err)
+			for _, iv := range tt.intervals {
+				m.writes.Store(iv.writes)
+				m.slow.Store(iv.slow)
+				g.Step()
+			}
+			assert.InDelta(t, tt.want, g.Pace(), 1e-9)
+			if len(r.paces) > 0 {
+				assert.InDelta(t, tt.want, r.paces[len(r.paces)-1], 1e-9, "the fan-outs got the pace")
+			}
+		})
+	}
+}
+
+func repeat(iv interval, n int) []interval {
+	out := make([]interval, n)
+	for i := range out {
+		out[i] = iv
+	}
+	return out
+}
+
+// TestGovernorExportsItsPace checks the gauge and that Start steers until
+// its context ends.
+func TestGovernorExportsItsPace(t *testing.T) {
+	m := NewMeter(time.Millisecond)
+	reg := prometheus.NewRegistry()
+	g, err := NewGovernor(m, reg, logr.Discard())
+	require.NoError(t, err)
+	g.interval = 10 * time.Millisecond
+	assert.InDelta(t, 1, testutil.ToFloat64(g.gauge), 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Start(ctx) }()
+	m.writes.Store(5)
+	m.slow.Store(5)
+	require.Eventually(t, func() bool { return testutil.ToFloat64(g.gauge) == 0.5 }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+	_, err = NewGovernor(m, reg, logr.Discard())
+	assert.Error(t, err, "a second governor on one registry is an error, not a silent duplicate")
+}
