@@ -75,8 +75,11 @@ func (g *Governor) Step() {
 	if next == g.pace {
 		return
 	}
-	if next < g.pace {
-		g.log.V(1).Info("KCP writes are slow: the fan-out slows down", "writes", writes, "slow", slow, "target", g.meter.target, "pace", next)
+	switch {
+	case next < g.pace:
+		g.log.Info("KCP writes are slow: the fan-outs slow down", "writes", writes, "slow", slow, "target", g.meter.target, "pace", next)
+	case next == 1:
+		g.log.Info("the fan-outs are back at full pace")
 	}
 	g.pace = next
 	g.gauge.Set(next)
