@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,6 +43,9 @@ var (
 	metrics         *prometheus.Registry
 	listenerPort    int
 	kubelet         *agentKubelet
+	// kcpWriteDelay slows the operator's KCP writes for the tests that
+	// need a busy KCP (headroom_test.go); 0 otherwise.
+	kcpWriteDelay = &delayedWrites{}
 )
 
 const (
@@ -177,7 +181,9 @@ func startOperator(ctx context.Context, dir string, webhookPort int) (<-chan str
 	}, funcr.Options{Verbosity: 1})
 	ctrl.SetLogger(log)
 	metrics = prometheus.NewRegistry()
-	if op, err = setup.New(ctx, kcp.Config, opts, certOpts, metrics, log); err != nil {
+	cfg := rest.CopyConfig(kcp.Config)
+	cfg.Wrap(kcpWriteDelay.wrap)
+	if op, err = setup.New(ctx, cfg, opts, certOpts, metrics, log); err != nil {
 		return nil, err
 	}
 	done := make(chan struct{})

@@ -1,0 +1,58 @@
+package setup_test
+
+import (
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// delayedWrites holds the operator's KCP writes for a settable time, as a
+// busy KCP API server would: a fake of the server's latency, since a real
+// server cannot be made slow on request.
+type delayedWrites struct{ delay atomic.Int64 }
+
+func (d *delayedWrites) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet {
+			time.Sleep(time.Duration(d.delay.Load())) // the server's latency under test, not a wait for a result
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestSlowKCPWritesSlowTheFanOuts checks the wiring of internal/headroom:
+// the operator's own KCP client is timed, and once most of its writes take
+// longer than --fan-out-latency-target the fan-outs' pace falls.
+func TestSlowKCPWritesSlowTheFanOuts(t *testing.T) {
+	pace := func() float64 {
+		mfs, err := metrics.Gather()
+		require.NoError(t, err)
+		for _, mf := range mfs {
+			if mf.GetName() == "lifecycle_manager_fan_out_pace" {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatal("lifecycle_manager_fan_out_pace is not exported")
+		return 0
+	}
+	kcpWriteDelay.delay.Store(int64(150 * time.Millisecond)) // the default target is 100 ms
+	defer kcpWriteDelay.delay.Store(0)
+	c := op.Manager.GetClient() // the client the controllers write with
+	require.Eventually(t, func() bool {
+		for range 4 {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "headroom-", Namespace: ns}}
+			require.NoError(t, c.Create(t.Context(), cm))
+			require.NoError(t, c.Delete(t.Context(), cm))
+		}
+		return pace() < 1
+	}, timeout, tick, "the fan-outs slow down while the KCP's writes are slow")
+}
