@@ -14,6 +14,7 @@ const (
 	reconcileTime   = "controller_runtime_reconcile_time_seconds"
 	queueWait       = "workqueue_queue_duration_seconds"
 	maxWorkers      = "controller_runtime_max_concurrent_reconciles"
+	fanOutPace      = "lifecycle_manager_fan_out_pace"
 )
 
 // seriesInOperator is what the operator's metrics say of the time between
@@ -33,6 +34,7 @@ func seriesInOperator(before, after reading) *report.PushSeries {
 		KymaReconcilesPerSecond: stats.Ratio(reconciles, seconds),
 		KymaReconcileMs:         meanMs(reconcileTime, kyma),
 		KymaQueueWaitMs:         meanMs(queueWait, metrics.Labels{"name": "kyma"}),
+		FanOutPace:              after.snapshot.Sum(fanOutPace, nil),
 	}
 	if workers := after.snapshot.Sum(maxWorkers, kyma); workers > 0 {
 		s.KymaWorkersBusy = s.KymaReconcilesPerSecond * s.KymaReconcileMs / 1000 / workers

@@ -214,6 +214,9 @@ type PushSeries struct {
 	// KCPMeanMs is the KCP API server's mean time per request of its main
 	// writes ("PATCH kymas": the pushed edits' spec patches).
 	KCPMeanMs map[string]float64 `json:"kcpMeanMs,omitempty"`
+	// FanOutPace is the operator's fan-out pace when the series ended:
+	// below 1 while its KCP writes were slower than its latency target.
+	FanOutPace float64 `json:"fanOutPace,omitempty"`
 }
 
 // AgentCounters are the push path as the agents saw it.

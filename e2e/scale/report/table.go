@@ -139,6 +139,9 @@ func (p *Push) countersLine() string {
 			}
 			line += fmt.Sprintf("; Kyma controller (%s): pushed waited %.0f ms (%.0f), queue wait %.0f ms, %.1f reconciles/s of %.0f ms, workers %.0f%% busy",
 				series, s.ListenerToReconcileMs, s.PushedReconciles, s.KymaQueueWaitMs, s.KymaReconcilesPerSecond, s.KymaReconcileMs, 100*s.KymaWorkersBusy)
+			if s.FanOutPace > 0 {
+				line += fmt.Sprintf(", fan-out pace at the end %.2f", s.FanOutPace)
+			}
 			if len(s.KCPMeanMs) > 0 {
 				line += fmt.Sprintf("; KCP API server mean (%s): %s", series, meansLine(s.KCPMeanMs))
 			}
