@@ -25,7 +25,7 @@ func TestMeterCountsSlowWrites(t *testing.T) {
 	m := NewMeter(30 * time.Millisecond)
 	c := &http.Client{Transport: m.Wrap(http.DefaultTransport)}
 	send := func(method, path string) {
-		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader("{}"))
+		req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader("{}"))
 		require.NoError(t, err)
 		resp, err := c.Do(req)
 		require.NoError(t, err)
