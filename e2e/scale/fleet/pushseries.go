@@ -35,6 +35,7 @@ func seriesInOperator(before, after reading) *report.PushSeries {
 		KymaReconcileMs:         meanMs(reconcileTime, kyma),
 		KymaQueueWaitMs:         meanMs(queueWait, metrics.Labels{"name": "kyma"}),
 		FanOutPace:              after.snapshot.Sum(fanOutPace, nil),
+		Seconds:                 seconds,
 	}
 	if workers := after.snapshot.Sum(maxWorkers, kyma); workers > 0 {
 		s.KymaWorkersBusy = s.KymaReconcilesPerSecond * s.KymaReconcileMs / 1000 / workers

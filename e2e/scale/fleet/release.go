@@ -83,9 +83,24 @@ func (ru *run) pushUnderLoad(ctx context.Context) <-chan error {
 			ru.push["load"] = edits
 			ru.r.Push.UnderLoad = summarize(edits)
 			ru.r.Push.Lost += lost
+			err = ru.countReleased(ctx)
+		}
+		if err == nil {
 			err = ru.listenerToReconcile(ctx)
 		}
 		done <- err
 	}()
 	return done
+}
+
+// countReleased notes how far the release got while the push edits ran:
+// a release paced to nothing would leave the push fast for no credit.
+func (ru *run) countReleased(ctx context.Context) error {
+	c, err := ru.f.Count(ctx, releaseVersion)
+	if err != nil {
+		return err
+	}
+	ru.r.Push.InOperator["load"].Released = c.OnVersion
+	ru.opts.Progress("%d of %d Kymas Ready on %s when the push edits ended", c.OnVersion, c.Kymas, releaseVersion)
+	return nil
 }

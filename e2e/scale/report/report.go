@@ -217,6 +217,11 @@ type PushSeries struct {
 	// FanOutPace is the operator's fan-out pace when the series ended:
 	// below 1 while its KCP writes were slower than its latency target.
 	FanOutPace float64 `json:"fanOutPace,omitempty"`
+	// Seconds from the series' first edit to its last answer.
+	Seconds float64 `json:"seconds,omitempty"`
+	// Released counts the Kymas Ready on the released version when a
+	// series during a release ended: how much release work ran beside it.
+	Released int `json:"released,omitempty"`
 }
 
 // AgentCounters are the push path as the agents saw it.

@@ -50,7 +50,7 @@ func measured() *report.Report {
 				PushedReconciles: 201, ListenerToReconcileMs: 3, KymaQueueWaitMs: 9,
 				KymaReconcilesPerSecond: 22, KymaReconcileMs: 40, KymaWorkersBusy: 0.11,
 				KCPMeanMs:  map[string]float64{"PATCH kymas": 12, "APPLY manifests/status": 30},
-				FanOutPace: 0.25,
+				FanOutPace: 0.25, Seconds: 100, Released: 420,
 			}},
 		},
 		Release: &report.Release{Module: "scale-1", Kymas: 1000, Spread: report.Duration(2 * time.Minute), Seconds: 130, FirstToLastUpdate: 118},
@@ -143,7 +143,7 @@ func TestTableAndJSON(t *testing.T) {
 		"target", "yes", "pushed reads (load): 180 fresh, 15 caught up, 5 gave up",
 		"convergence 97/2.0/1.0%, release 60/10.0/0.0%",
 		"full bound (with runtime writes), server-side apply", "100: runtime API servers 60, KCP API server 40",
-		"edits stored (load) p50 12 ms, p99 80 ms; Kyma controller (load): pushed waited 3 ms (201), queue wait 9 ms, 22.0 reconciles/s of 40 ms, workers 11% busy, fan-out pace at the end 0.25; KCP API server mean (load): APPLY manifests/status 30 ms, PATCH kymas 12 ms",
+		"edits stored (load) p50 12 ms, p99 80 ms; Kyma controller (load): pushed waited 3 ms (201), queue wait 9 ms, 22.0 reconciles/s of 40 ms, workers 11% busy, fan-out pace at the end 0.25, 420 Kymas on the new version after 100 s; KCP API server mean (load): APPLY manifests/status 30 ms, PATCH kymas 12 ms",
 	} {
 		assert.Contains(t, out, want)
 	}

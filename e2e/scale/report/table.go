@@ -142,6 +142,9 @@ func (p *Push) countersLine() string {
 			if s.FanOutPace > 0 {
 				line += fmt.Sprintf(", fan-out pace at the end %.2f", s.FanOutPace)
 			}
+			if s.Released > 0 {
+				line += fmt.Sprintf(", %d Kymas on the new version after %.0f s", s.Released, s.Seconds)
+			}
 			if len(s.KCPMeanMs) > 0 {
 				line += fmt.Sprintf("; KCP API server mean (%s): %s", series, meansLine(s.KCPMeanMs))
 			}
