@@ -75,16 +75,24 @@ func (g *Governor) Step() {
 	if next == g.pace {
 		return
 	}
-	switch {
-	case next < g.pace:
-		g.log.Info("KCP writes are slow: the fan-outs slow down", "writes", writes, "slow", slow, "target", g.meter.target, "pace", next)
-	case next == 1:
-		g.log.Info("the fan-outs are back at full pace")
-	}
+	g.logChange(next, writes, slow)
 	g.pace = next
 	g.gauge.Set(next)
 	for _, t := range g.targets {
 		t.SetPace(next)
+	}
+}
+
+// logChange tells when the fan-outs leave and regain full pace; the cuts
+// in between, one every few seconds on a busy KCP, are debug detail.
+func (g *Governor) logChange(next float64, writes, slow int64) {
+	switch {
+	case next < g.pace && g.pace == 1:
+		g.log.Info("KCP writes are slow: the fan-outs slow down", "writes", writes, "slow", slow, "target", g.meter.target, "pace", next)
+	case next < g.pace:
+		g.log.V(1).Info("KCP writes are still slow: the fan-outs slow down further", "writes", writes, "slow", slow, "pace", next)
+	case next == 1:
+		g.log.Info("the fan-outs are back at full pace")
 	}
 }
 

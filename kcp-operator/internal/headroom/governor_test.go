@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -58,6 +59,25 @@ func TestGovernorPace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGovernorLogsTheChanges checks that an operator reading Info logs sees
+// when the fan-outs leave and regain full pace, not every cut in between.
+func TestGovernorLogsTheChanges(t *testing.T) {
+	var lines []string
+	log := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	g, err := NewGovernor(NewMeter(100*time.Millisecond), prometheus.NewRegistry(), log)
+	require.NoError(t, err)
+	busy, calm := interval{10, 8}, interval{10, 2}
+	for _, iv := range append(repeat(busy, 20), repeat(calm, 60)...) {
+		g.meter.writes.Store(iv.writes)
+		g.meter.slow.Store(iv.slow)
+		g.Step()
+	}
+	require.Len(t, lines, 2, "%q", lines)
+	assert.Contains(t, lines[0], "KCP writes are slow")
+	assert.Contains(t, lines[0], `"pace"=0.5`)
+	assert.Contains(t, lines[1], "back at full pace")
 }
 
 func repeat(iv interval, n int) []interval {
