@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Paced is what a Governor steers: a fan-out whose pace it sets, from
@@ -56,16 +57,8 @@ func NewGovernor(meter *Meter, reg prometheus.Registerer, log logr.Logger, targe
 
 // Start steers until ctx ends; it implements manager.Runnable.
 func (g *Governor) Start(ctx context.Context) error {
-	tick := time.NewTicker(g.interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-			g.Step()
-		}
-	}
+	wait.UntilWithContext(ctx, func(context.Context) { g.Step() }, g.interval)
+	return nil
 }
 
 // Step reads the writes of the interval that ended and sets the next pace.
