@@ -36,6 +36,7 @@ func eventuallyManifest(t *testing.T, name, what string, check func(*v1beta2.Man
 		return check(mf)
 	})
 	if !ok {
+		logOperatorAbout(t, name)
 		require.FailNow(t, "Manifest "+name+" never reached: "+what, "state %q, lastOperation %q, conditions %+v",
 			last.Status.State, last.Status.LastOperation.Operation, last.Status.Conditions)
 	}

@@ -138,6 +138,7 @@ func testOptions() options.Options {
 
 func startOperator(ctx context.Context, env *testenv.Env) (<-chan struct{}, error) {
 	log := funcr.New(func(prefix, args string) {
+		operatorLogs.add(prefix + " " + args)
 		if os.Getenv("TEST_OPERATOR_LOGS") != "" {
 			fmt.Fprintln(os.Stderr, prefix, args)
 		}
@@ -241,6 +242,7 @@ func eventuallyKyma(t *testing.T, name string, what string, check func(*v1beta2.
 	})
 	if !ok {
 		status, _ := json.MarshalIndent(last, "", "  ")
+		logOperatorAbout(t, name)
 		require.FailNow(t, "Kyma "+name+" never reached: "+what, string(status))
 	}
 	return last
