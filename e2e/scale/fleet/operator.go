@@ -98,22 +98,25 @@ func (op *operator) healthy(ctx context.Context) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// profileCPU saves CPU profiles of the operator, the KCP API server and the
-// first runtime API server over the next seconds into OutDir/<who>-name in
-// the background, starting after a delay; it does nothing without
-// ProfileSeconds.
+// profileCPU saves CPU profiles of the operator (while it runs), the KCP
+// API server and the first runtime API server over the next seconds into
+// OutDir/<who>-name in the background, starting after a delay unless ctx
+// ends first; it does nothing without ProfileSeconds.
 func (f *Fleet) profileCPU(ctx context.Context, name string, after time.Duration) {
 	if f.opts.ProfileSeconds == 0 || f.Operator == nil || f.Operator.PprofAddr == "" {
 		return
 	}
 	query := fmt.Sprintf("/debug/pprof/profile?seconds=%d", f.opts.ProfileSeconds)
-	targets := map[string]struct {
+	type target struct {
 		url string
 		cfg *rest.Config
-	}{
-		"operator":          {"http://" + f.Operator.PprofAddr + query, nil},
+	}
+	targets := map[string]target{
 		"kcp-apiserver":     {strings.TrimSuffix(f.KCP.Config.Host, "/") + query, f.KCP.Config},
 		"runtime-apiserver": {strings.TrimSuffix(f.Servers[0].Config.Host, "/") + query, f.Servers[0].Config},
+	}
+	if f.Operator.Running() {
+		targets["operator"] = target{"http://" + f.Operator.PprofAddr + query, nil}
 	}
 	for who, t := range targets {
 		go func() {

@@ -62,8 +62,9 @@ type Options struct {
 	// ProfileSeconds of CPU profile taken at the start of the convergence
 	// and of the resync wave (0: none).
 	ProfileSeconds int
-	// ProfileConvergenceAfter delays the convergence profile, so that a
-	// long run is profiled in its steady middle rather than its start.
+	// ProfileConvergenceAfter delays the convergence profile and the full
+	// bound's, so that a long run is profiled in its steady middle rather
+	// than its start.
 	ProfileConvergenceAfter time.Duration
 	// RunDir holds binaries, kubeconfigs and logs; OutDir the report and
 	// plots.

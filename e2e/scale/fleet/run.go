@@ -230,6 +230,9 @@ func (ru *run) bound(ctx context.Context) error {
 	if c := ru.r.Convergence; c != nil && c.Served != nil {
 		operatorReads = c.Served.Runtime
 	}
+	profile, stopProfile := context.WithCancel(ctx)
+	defer stopProfile()
+	ru.f.profileCPU(profile, "cpu-bound.pprof", ru.opts.ProfileConvergenceAfter)
 	full, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, true, operatorReads)
 	if err != nil {
 		return fmt.Errorf("the full bound: %w", err)
