@@ -240,7 +240,7 @@ func (b *builder) manifest() error {
 		return fmt.Errorf("--module-denied-kinds: %w", err)
 	}
 	r := &manifestctrl.Reconciler{
-		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"), Policy: policy,
+		KCP: b.mgr.GetClient(), APIReader: b.mgr.GetAPIReader(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"), Policy: policy,
 		Metrics: m, Parallelism: o.ApplyParallelism, Requeue: b.requeueUnderWay(),
 		Removal: removal.Rules{Protected: o.ProtectedNamespaces}, AdoptFrom: o.AdoptFrom,
 		Source: &manifestctrl.LayerSource{

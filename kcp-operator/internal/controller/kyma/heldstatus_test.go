@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -177,4 +178,53 @@ func TestAManifestDeletedBeforeItsHeldStatusRemovesTheModule(t *testing.T) {
 		return apierrors.IsNotFound(kcp.Client.Get(t.Context(), h.key, &v1beta2.Manifest{}))
 	}, timeout, tick, "the Manifest's deletion finishes")
 	assert.True(t, apierrors.IsNotFound(h.deployment(t.Context())), "the module's Deployment is deleted with the Manifest")
+}
+
+// TestADeletionReadsPastALaggingCache: the reconcile after one that wrote
+// a deletion's first status (blocked by a user's CR, here) may read the
+// Manifest from a cache that holds neither that status nor the held one,
+// dropped once written. It must still delete the module's objects before
+// it lets the Manifest go.
+func TestADeletionReadsPastALaggingCache(t *testing.T) {
+	h := newHeldInstall(t, "lagging")
+	h.reconcile(t)
+	require.NoError(t, h.deployment(t.Context()))
+	mine := &unstructured.Unstructured{Object: defaultCR("Lagging")}
+	mine.SetName("mine")
+	mine.SetNamespace(h.runtimeNamespace)
+	require.NoError(t, runtimeEnv.Client.Create(t.Context(), mine))
+	require.NoError(t, kcp.Client.Delete(t.Context(), h.stored(t)))
+	// The two reconciles below each read the Manifest once as it was
+	// before their writes; reads after those see the API server's.
+	lagging := laggingCache{Client: h.reconciler.KCP, frozen: h.stored(t), stale: &atomic.Int32{}}
+	lagging.stale.Store(2)
+	h.reconciler.KCP = lagging
+	h.reconciler.APIReader = kcp.Client
+
+	h.reconcile(t)
+	require.Equal(t, shared.StateWarning, h.stored(t).Status.State, "the deletion waits for the user's CR: %s",
+		h.stored(t).Status.LastOperation.Operation)
+	require.NoError(t, runtimeEnv.Client.Delete(t.Context(), mine))
+	require.Eventually(t, func() bool {
+		_, _ = h.reconciler.Reconcile(t.Context(), ctrl.Request{NamespacedName: h.key})
+		return apierrors.IsNotFound(kcp.Client.Get(t.Context(), h.key, &v1beta2.Manifest{}))
+	}, timeout, tick, "the Manifest's deletion finishes")
+	assert.True(t, apierrors.IsNotFound(h.deployment(t.Context())), "the module's Deployment is deleted with the Manifest")
+}
+
+// laggingCache is a fake of an informer cache behind the API server: its
+// next stale reads of frozen's Manifest answer frozen, later ones what the
+// API server holds.
+type laggingCache struct {
+	client.Client
+	frozen *v1beta2.Manifest
+	stale  *atomic.Int32
+}
+
+func (c laggingCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if mf, ok := obj.(*v1beta2.Manifest); ok && key == client.ObjectKeyFromObject(c.frozen) && c.stale.Add(-1) >= 0 {
+		c.frozen.DeepCopyInto(mf)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
 }

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,12 +31,16 @@ const StatusOwner = "lifecycle-manager-manifest"
 
 // Reconciler reconciles Manifests.
 type Reconciler struct {
-	KCP      client.Client
-	Runtimes *remote.Cache
-	Source   Source
-	Events   events.EventRecorder
-	Metrics  *Metrics
-	Requeue  requeue.Requeue
+	// KCP is the manager's client: reads come from its cache.
+	KCP client.Client
+	// APIReader reads from the API server what the cache may show late;
+	// nil reads through KCP.
+	APIReader client.Reader
+	Runtimes  *remote.Cache
+	Source    Source
+	Events    events.EventRecorder
+	Metrics   *Metrics
+	Requeue   requeue.Requeue
 	// Parallelism bounds the objects applied or checked at once per Manifest.
 	Parallelism int
 	// Removal says what prune and deletion may delete (internal/removal).
@@ -69,8 +74,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	mf := &v1beta2.Manifest{}
-	if err := r.KCP.Get(ctx, req.NamespacedName, mf); err != nil {
+	mf, err := r.read(ctx, req.NamespacedName)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.held.drop(req.NamespacedName)
 		}
@@ -101,6 +106,26 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Runtimes.Forget(rt, err)
 	}
 	return r.finish(ctx, mf, obs)
+}
+
+// read returns the Manifest from the cache or, once it is being deleted,
+// from the API server. The cache may not hold yet the status the last
+// reconcile wrote, and a deletion step that read an older status would
+// delete the objects of an older record, or none, and let the Manifest go
+// with the module's objects left in the runtime.
+func (r *Reconciler) read(ctx context.Context, key types.NamespacedName) (*v1beta2.Manifest, error) {
+	mf := &v1beta2.Manifest{}
+	if err := r.KCP.Get(ctx, key, mf); err != nil || mf.DeletionTimestamp.IsZero() {
+		return mf, err
+	}
+	live := r.APIReader
+	if live == nil {
+		live = r.KCP
+	}
+	if err := live.Get(ctx, key, mf); err != nil {
+		return nil, fmt.Errorf("reading Manifest %s from the API server: %w", key, err)
+	}
+	return mf, nil
 }
 
 // finish writes the observation and requeues by state. A module under way
