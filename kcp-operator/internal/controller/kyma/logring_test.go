@@ -1,12 +1,15 @@
 package kyma_test
 
 import (
+	"bytes"
 	"fmt"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -59,6 +62,23 @@ func logOperatorAbout(t *testing.T, name string) {
 	lines := operatorLogs.about(name, 100)
 	t.Logf("the operator's last %d log lines about %q:\n%s", len(lines), name, strings.Join(lines, "\n"))
 	t.Logf("the controllers' queues:\n%s", controllerLoad())
+	t.Logf("the reconciles running now:\n%s", runningReconciles())
+}
+
+// runningReconciles returns the stacks of the goroutines inside a
+// reconciler or started by one: a reconcile that hangs shows where.
+func runningReconciles() string {
+	var buf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&buf, 2); err != nil {
+		return "cannot dump goroutines: " + err.Error()
+	}
+	var found []string
+	for _, g := range strings.Split(buf.String(), "\n\n") {
+		if strings.Contains(g, "lifecycle-manager/kcp-operator/internal/controller/") && !strings.Contains(g, "_test.go") {
+			found = append(found, g)
+		}
+	}
+	return strings.Join(found, "\n\n")
 }
 
 // controllerLoad lists controller-runtime's queue and worker gauges.
@@ -67,7 +87,7 @@ func controllerLoad() string {
 	if err != nil {
 		return "cannot gather: " + err.Error()
 	}
-	wanted := map[string]bool{"workqueue_depth": true, "controller_runtime_active_workers": true, "controller_runtime_reconcile_errors_total": true}
+	wanted := map[string]bool{"workqueue_depth": true, "controller_runtime_active_workers": true, "controller_runtime_reconcile_errors_total": true, "controller_runtime_reconcile_total": true}
 	var b strings.Builder
 	for _, f := range families {
 		if !wanted[f.GetName()] {
@@ -105,4 +125,25 @@ func TestLogRingKeepsTheLatestLinesAboutAName(t *testing.T) {
 			assert.Equal(t, tt.want, r.about(tt.name, tt.max))
 		})
 	}
+}
+
+// activeWorkers is how many reconciles the controller runs right now.
+func activeWorkers(t *testing.T, controller string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_active_workers" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	require.FailNow(t, "no active-workers gauge for controller "+controller)
+	return 0
 }

@@ -171,12 +171,15 @@ func TestLocalizedImagesAndSkipReconciliation(t *testing.T) {
 	// With skip-reconciliation, a deleted module object stays deleted.
 	updateManifest(t, "localized-xray", func(mf *v1beta2.Manifest) { mf.Labels[shared.SkipReconciliationLabel] = "true" })
 	// Reconciles that start from here see the label; one that read the
-	// Manifest before may still be applying, on a slow machine for a while.
+	// Manifest before may still be applying, on a slow machine for a while:
+	// once no Manifest reconcile runs, none that missed the label is left.
 	require.Eventually(t, func() bool {
 		mf := &v1beta2.Manifest{}
 		err := operatorClient.Get(t.Context(), client.ObjectKey{Namespace: kcpNamespace, Name: "localized-xray"}, mf)
 		return err == nil && mf.Labels[shared.SkipReconciliationLabel] == "true"
 	}, timeout, tick, "the operator sees the label")
+	require.Eventually(t, func() bool { return activeWorkers(t, "manifest") == 0 }, timeout, 10*time.Millisecond,
+		"the reconciles that started before the label end")
 	cm := &corev1.ConfigMap{}
 	require.NoError(t, runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: "localized", Name: "xray-config"}, cm))
 	require.NoError(t, runtimeEnv.Client.Delete(t.Context(), cm))
