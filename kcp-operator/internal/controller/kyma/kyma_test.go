@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	eventsv1 "k8s.io/api/events/v1"
@@ -57,7 +58,13 @@ func TestRuntimeIsPreparedAndStatusMirrored(t *testing.T) {
 // gaugeValue reads one series of the operator's metrics; -1 when absent.
 func gaugeValue(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := metricsRegistry.Gather()
+	return gaugeIn(t, metricsRegistry, name, labels)
+}
+
+// gaugeIn reads one series of the gauges g gathers; -1 when absent.
+func gaugeIn(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := g.Gather()
 	require.NoError(t, err)
 	for _, f := range families {
 		if f.GetName() != name {

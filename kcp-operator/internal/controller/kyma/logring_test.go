@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -127,23 +126,9 @@ func TestLogRingKeepsTheLatestLinesAboutAName(t *testing.T) {
 	}
 }
 
-// activeWorkers is how many reconciles the controller runs right now.
+// activeWorkers is how many reconciles the controller runs right now; -1
+// when controller-runtime has no gauge for it.
 func activeWorkers(t *testing.T, controller string) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_active_workers" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == controller {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	require.FailNow(t, "no active-workers gauge for controller "+controller)
-	return 0
+	return gaugeIn(t, ctrlmetrics.Registry, "controller_runtime_active_workers", map[string]string{"controller": controller})
 }
