@@ -188,3 +188,14 @@ func TestTheContextCarriesTheReconcilesWaits(t *testing.T) {
 	require.NoError(t, freshness.FromContext(t.Context()).Read(t.Context(), kyma, read), "no waits without a reconcile's")
 	assert.Equal(t, 1, *calls)
 }
+
+func TestAwaitsUntilTheWriteIsSeen(t *testing.T) {
+	w, _ := newWaits(t, time.Now)
+	w.Expect(req, kyma, "5", time.Now())
+	p := w.Take(req)
+	assert.True(t, p.Awaits(kyma), "a pushed write not read yet")
+	read, _ := reads("6")
+	require.NoError(t, p.Read(t.Context(), kyma, read))
+	assert.False(t, p.Awaits(kyma), "the write was read")
+	assert.False(t, freshness.FromContext(t.Context()).Awaits(kyma), "no waits without a reconcile's")
+}

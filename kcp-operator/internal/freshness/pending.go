@@ -60,6 +60,16 @@ func (p *Pending) Read(ctx context.Context, obj Object, read func(context.Contex
 	return nil
 }
 
+// Awaits tells whether a pushed event reported a write of obj that this
+// reconcile has yet to see: its reads must then go to the API server's
+// storage, not to the API server's cache, which may lag behind it.
+func (p *Pending) Awaits(obj Object) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.waits[obj]
+	return ok
+}
+
 func (p *Pending) settle(obj Object, outcome string) {
 	p.mu.Lock()
 	delete(p.waits, obj)

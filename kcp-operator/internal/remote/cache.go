@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -297,3 +298,16 @@ func (f *Facts) Remember(key, value string) { f.m.Store(key, value) }
 
 // Forget drops key.
 func (f *Facts) Forget(key string) { f.m.Delete(key) }
+
+// FromServerCache makes a Get read what the runtime's API server holds in
+// its watch cache (resourceVersion "0") instead of a quorum read from
+// etcd: at 10,000 runtimes the operator's reads are a third of the
+// requests its runtimes serve, and a quorum read costs the API server
+// and etcd about half again as much. The cache may lag its storage by
+// milliseconds, so only reads that tolerate that use it: an ownership
+// check before a first apply (a write racing it would race a quorum read
+// too), a recheck seconds after an apply (a stale answer costs an apply,
+// nothing else), never a read that must see a pushed write.
+func FromServerCache() client.GetOption {
+	return &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}
+}

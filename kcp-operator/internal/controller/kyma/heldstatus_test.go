@@ -42,6 +42,8 @@ type heldInstall struct {
 	module, runtimeNamespace string
 	// kcpWrites and runtimePatches count what the reconciles wrote.
 	kcpWrites, runtimePatches *atomic.Int64
+	// reads logs the runtime's GETs.
+	reads *readLog
 }
 
 func newHeldInstall(t *testing.T, name string) *heldInstall {
@@ -68,10 +70,12 @@ func newHeldInstall(t *testing.T, name string) *heldInstall {
 	require.NoError(t, kcp.Client.Create(ctx, mf))
 
 	require.NoError(t, runtimeEnv.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	h := &heldInstall{key: client.ObjectKeyFromObject(mf), module: name, runtimeNamespace: ns, kcpWrites: &atomic.Int64{}, runtimePatches: &atomic.Int64{}}
+	h := &heldInstall{key: client.ObjectKeyFromObject(mf), module: name, runtimeNamespace: ns, kcpWrites: &atomic.Int64{}, runtimePatches: &atomic.Int64{}, reads: &readLog{}}
 	runtimes := remote.New(secretsOf(t, ns), kcp.Config, kcp.Scheme, remote.Options{
 		QPS: 1000, Burst: 1000, Timeout: 10 * time.Second,
-		WrapTransport: func(rt http.RoundTripper) http.RoundTripper { return patchCounter{next: rt, count: h.runtimePatches} },
+		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+			return patchCounter{next: h.reads.wrap(rt), count: h.runtimePatches}
+		},
 	}, nil, logr.Discard())
 	fetcher, err := oci.NewFetcher(oci.Options{CacheDir: t.TempDir(), InsecureRegistries: []string{reg.Host}})
 	require.NoError(t, err)

@@ -133,19 +133,25 @@ func (r *Reconciler) inPlace(ctx context.Context, rt *remote.Runtime, objs []*un
 }
 
 // readPast reads what the runtime holds of o, whole or only its metadata,
-// past a write a pushed drift event reported.
+// past a write a pushed drift event reported; without such a write, from
+// the API server's cache.
 func readPast(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, whole bool) (client.Object, error) {
 	var current client.Object
 	var gone error
 	key := client.ObjectKeyFromObject(o)
-	err := freshness.FromContext(ctx).Read(ctx, freshness.Object{GroupKind: o.GroupVersionKind().GroupKind(), NamespacedName: key},
+	pending, obj := freshness.FromContext(ctx), freshness.Object{GroupKind: o.GroupVersionKind().GroupKind(), NamespacedName: key}
+	var opts []client.GetOption
+	if !pending.Awaits(obj) {
+		opts = append(opts, remote.FromServerCache())
+	}
+	err := pending.Read(ctx, obj,
 		func(ctx context.Context) (string, error) {
 			current, gone = &metav1.PartialObjectMetadata{}, nil
 			if whole {
 				current = &unstructured.Unstructured{}
 			}
 			current.GetObjectKind().SetGroupVersionKind(o.GroupVersionKind())
-			err := rt.Get(ctx, key, current)
+			err := rt.Get(ctx, key, current, opts...)
 			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 				gone = err // deleted after the write: nothing to wait for
 				return "", nil

@@ -69,7 +69,7 @@ type holder struct {
 func ownerOf(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, module string, adopt []string) (holder, error) {
 	current := &metav1.PartialObjectMetadata{}
 	current.SetGroupVersionKind(o.GroupVersionKind())
-	err := rt.Get(ctx, client.ObjectKeyFromObject(o), current)
+	err := rt.Get(ctx, client.ObjectKeyFromObject(o), current, remote.FromServerCache())
 	switch {
 	case apierrors.IsNotFound(err):
 		return holder{}, nil

@@ -1,0 +1,81 @@
+package kyma_test
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+)
+
+// readLog records the GET requests a runtime serves, by path, with the
+// resourceVersion they asked for ("" for a quorum read).
+type readLog struct {
+	mu    sync.Mutex
+	gets  map[string][]string
+	inner http.RoundTripper
+}
+
+func (l *readLog) wrap(next http.RoundTripper) http.RoundTripper {
+	l.inner = next
+	return l
+}
+
+func (l *readLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet {
+		l.mu.Lock()
+		if l.gets == nil {
+			l.gets = map[string][]string{}
+		}
+		l.gets[r.URL.Path] = append(l.gets[r.URL.Path], r.URL.Query().Get("resourceVersion"))
+		l.mu.Unlock()
+	}
+	return l.inner.RoundTrip(r)
+}
+
+// of returns and forgets the reads of paths that end with suffix.
+func (l *readLog) of(suffix string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for path, versions := range l.gets {
+		if strings.HasSuffix(path, suffix) {
+			out = append(out, versions...)
+			delete(l.gets, path)
+		}
+	}
+	return out
+}
+
+// TestModuleReadsUseTheServersCache: the ownership read before a first
+// apply and the recheck's reads of the applied objects are served from
+// the runtime API server's cache (resourceVersion 0), not read from etcd
+// with a quorum read; a read that must see a pushed write reads etcd.
+func TestModuleReadsUseTheServersCache(t *testing.T) {
+	h := newHeldInstall(t, "cachedreads")
+	deployment := "/deployments/cachedreads-operator"
+	h.reconcile(t)
+	assert.Equal(t, []string{"0"}, h.reads.of(deployment), "the ownership read of the Deployment")
+
+	require.NoError(t, testmodule.MarkAvailable(t.Context(), runtimeEnv.Client, h.runtimeNamespace, "cachedreads-operator"))
+	h.reconcile(t)
+	assert.Equal(t, []string{"0"}, h.reads.of(deployment), "the recheck's read of the Deployment")
+
+	waits, err := freshness.New(prometheus.NewRegistry(), "test", freshness.Options{})
+	require.NoError(t, err)
+	obj := freshness.Object{GroupKind: schema.GroupKind{Group: "apps", Kind: "Deployment"},
+		NamespacedName: types.NamespacedName{Namespace: h.runtimeNamespace, Name: "cachedreads-operator"}}
+	waits.Expect(h.key, obj, "1", time.Now())
+	h.reconciler.Fresh = waits
+	h.reconcile(t)
+	assert.Equal(t, []string{""}, h.reads.of(deployment), "a read past a pushed write is a quorum read")
+}
