@@ -110,10 +110,7 @@ func reconcileKind(ctx context.Context, rt *remote.Runtime, list client.ObjectLi
 		}
 	}
 	applied, err := inParallel(ctx, stale, func(ctx context.Context, obj client.Object) error {
-		if err := runtimebase.Apply(ctx, rt, obj); err != nil {
-			return fmt.Errorf("applying %s %s to the runtime: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
-		}
-		return nil
+		return write(ctx, rt, obj, current[obj.GetName()])
 	})
 	if err != nil {
 		return applied, 0, err
@@ -125,6 +122,29 @@ func reconcileKind(ctx context.Context, rt *remote.Runtime, list client.ObjectLi
 		return nil
 	})
 	return applied, removed, err
+}
+
+// write creates a catalog object the runtime lacks and replaces one that
+// differs from the KCP's, at the version the sync listed. The runtime
+// catalog is the operator's mirror of the KCP, edits included, so a write
+// of the whole object is what it needs; server-side apply would cost the
+// runtime's API server a third more per object (tracking every field of
+// the descriptor) for an ownership no one shares. A create that finds the
+// object, or a replace that finds it changed since the list, fails: the
+// next sync lists again.
+func write(ctx context.Context, rt *remote.Runtime, obj, current client.Object) error {
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if current == nil {
+		if err := rt.Create(ctx, obj, client.FieldOwner(runtimebase.FieldOwner)); err != nil {
+			return fmt.Errorf("creating %s %s in the runtime: %w", kind, obj.GetName(), err)
+		}
+		return nil
+	}
+	obj.SetResourceVersion(current.GetResourceVersion())
+	if err := rt.Update(ctx, obj, client.FieldOwner(runtimebase.FieldOwner)); err != nil {
+		return fmt.Errorf("replacing %s %s in the runtime: %w", kind, obj.GetName(), err)
+	}
+	return nil
 }
 
 // inParallel runs write for each object, parallelWrites at a time, and

@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -118,6 +120,38 @@ func TestRemovingTheCatalogTakesOneWritePerKind(t *testing.T) {
 	assert.Empty(t, rt.Facts.Recall("catalog/"+runtimeNS), "a removed catalog is not remembered as synced")
 }
 
+// TestAChangedTemplateReplacesItsRuntimeCopy: what the KCP's template no
+// longer has (a label, a field of its descriptor) leaves the runtime copy
+// too, and so does what someone added to the copy in the runtime.
+func TestAChangedTemplateReplacesItsRuntimeCopy(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	createNamespaces(t, env.Client)
+	createTemplate(t, env.Client, "module-00", true)
+	rt := runtimeClient(t, env, &slowWrites{})
+	_, err := Sync(t.Context(), env.Client, kyma(), rt)
+	require.NoError(t, err)
+
+	copyKey := client.ObjectKey{Namespace: runtimeNS, Name: "module-00"}
+	edited := &v1beta2.ModuleTemplate{}
+	require.NoError(t, env.Client.Get(t.Context(), copyKey, edited))
+	edited.Labels["added-in-the-runtime"] = "yes"
+	require.NoError(t, env.Client.Update(t.Context(), edited))
+	kcpTemplate := &v1beta2.ModuleTemplate{}
+	require.NoError(t, env.Client.Get(t.Context(), client.ObjectKey{Namespace: kcpNS, Name: "module-00"}, kcpTemplate))
+	delete(kcpTemplate.Labels, "half")
+	kcpTemplate.Spec.Descriptor = runtime.RawExtension{Raw: []byte(`{"component":{"version":"2.0.0"}}`)}
+	require.NoError(t, env.Client.Update(t.Context(), kcpTemplate))
+
+	res, err := Sync(t.Context(), env.Client, kyma(), &remote.Runtime{Client: rt.Client, Namespace: runtimeNS, Facts: &remote.Facts{}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Applied)
+	replaced := &v1beta2.ModuleTemplate{}
+	require.NoError(t, env.Client.Get(t.Context(), copyKey, replaced))
+	assert.NotContains(t, replaced.Labels, "half", "a label the KCP dropped")
+	assert.NotContains(t, replaced.Labels, "added-in-the-runtime", "a label added in the runtime")
+	assert.JSONEq(t, `{"component":{"version":"2.0.0"}}`, string(replaced.Spec.Descriptor.Raw), "the descriptor as the KCP has it")
+}
+
 func createNamespaces(t *testing.T, c client.Client) {
 	t.Helper()
 	for _, ns := range []string{kcpNS, runtimeNS} {
@@ -179,11 +213,21 @@ func (s *slowWrites) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodGet {
 		return s.next.RoundTrip(req)
 	}
+	target := req.URL.Path
+	if req.Method == http.MethodPost && req.Body != nil {
+		// A create names its object in the body, not the path.
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		target += " " + string(body)
+	}
 	s.mu.Lock()
 	s.writes++
 	s.inFlight++
 	s.max = max(s.max, s.inFlight)
-	refuse := s.refuse != "" && strings.Contains(req.URL.Path, s.refuse)
+	refuse := s.refuse != "" && strings.Contains(target, s.refuse)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
