@@ -301,13 +301,12 @@ func (f *Facts) Forget(key string) { f.m.Delete(key) }
 
 // FromServerCache makes a Get read what the runtime's API server holds in
 // its watch cache (resourceVersion "0") instead of a quorum read from
-// etcd: at 10,000 runtimes the operator's reads are a third of the
-// requests its runtimes serve, and a quorum read costs the API server
-// and etcd about half again as much. The cache may lag its storage by
-// milliseconds, so only reads that tolerate that use it: an ownership
-// check before a first apply (a write racing it would race a quorum read
-// too), a recheck seconds after an apply (a stale answer costs an apply,
-// nothing else), never a read that must see a pushed write.
+// etcd, which costs the API server and etcd about half again as much. The
+// cache lags its storage (milliseconds, longer on a saturated server), so
+// only reads that tolerate that use it: an ownership check before a first
+// apply (a write racing it would race a quorum read too) and the first
+// recheck of an install (a stale answer costs an apply or a recheck),
+// never a read that must see a change an agent pushed.
 func FromServerCache() client.GetOption {
 	return &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
 )
@@ -57,9 +58,10 @@ func (l *readLog) of(suffix string) []string {
 }
 
 // TestModuleReadsUseTheServersCache: the ownership read before a first
-// apply and the recheck's reads of the applied objects are served from
-// the runtime API server's cache (resourceVersion 0), not read from etcd
-// with a quorum read; a read that must see a pushed write reads etcd.
+// apply and the first recheck of the applied objects are served from the
+// runtime API server's cache (resourceVersion 0), not read from etcd with
+// a quorum read. Later looks read etcd: a resync must see a drift the
+// cache may not hold yet.
 func TestModuleReadsUseTheServersCache(t *testing.T) {
 	h := newHeldInstall(t, "cachedreads")
 	deployment := "/deployments/cachedreads-operator"
@@ -68,14 +70,26 @@ func TestModuleReadsUseTheServersCache(t *testing.T) {
 
 	require.NoError(t, testmodule.MarkAvailable(t.Context(), runtimeEnv.Client, h.runtimeNamespace, "cachedreads-operator"))
 	h.reconcile(t)
-	assert.Equal(t, []string{"0"}, h.reads.of(deployment), "the recheck's read of the Deployment")
+	require.Equal(t, shared.StateReady, h.stored(t).Status.State)
+	assert.Equal(t, []string{"0"}, h.reads.of(deployment), "the first recheck's read of the Deployment")
+
+	h.reconcile(t)
+	assert.Equal(t, []string{""}, h.reads.of(deployment), "a resync's read is a quorum read")
+}
+
+// TestAPushedWriteIsReadFromStorage: a recheck that must read past a
+// write an agent pushed reads etcd, even the first recheck of an install.
+func TestAPushedWriteIsReadFromStorage(t *testing.T) {
+	h := newHeldInstall(t, "pushedread")
+	h.reconcile(t)
+	h.reads.of("/deployments/pushedread-operator")
 
 	waits, err := freshness.New(prometheus.NewRegistry(), "test", freshness.Options{})
 	require.NoError(t, err)
 	obj := freshness.Object{GroupKind: schema.GroupKind{Group: "apps", Kind: "Deployment"},
-		NamespacedName: types.NamespacedName{Namespace: h.runtimeNamespace, Name: "cachedreads-operator"}}
+		NamespacedName: types.NamespacedName{Namespace: h.runtimeNamespace, Name: "pushedread-operator"}}
 	waits.Expect(h.key, obj, "1", time.Now())
 	h.reconciler.Fresh = waits
 	h.reconcile(t)
-	assert.Equal(t, []string{""}, h.reads.of(deployment), "a read past a pushed write is a quorum read")
+	assert.Equal(t, []string{""}, h.reads.of("/deployments/pushedread-operator"), "a read past a pushed write is a quorum read")
 }

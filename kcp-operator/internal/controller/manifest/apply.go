@@ -107,13 +107,17 @@ func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, module 
 
 // inPlace reports whether every object of the last apply still exists
 // unchanged. It reads workloads whole, which readiness needs next, and of
-// the other objects only their metadata.
-func (r *Reconciler) inPlace(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured, want string) (*versionSet, bool, error) {
+// the other objects only their metadata. fresh says the objects were
+// applied a moment ago (the first recheck of an install): then the API
+// server's cache answers, which at worst makes a drift seen at the next
+// recheck; any later look reads the storage, so that a change the agent
+// pushed without a version is not missed if the cache lags.
+func (r *Reconciler) inPlace(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured, want string, fresh bool) (*versionSet, bool, error) {
 	versions := newVersions()
 	missing := false
 	var mu sync.Mutex
 	err := forEach(ctx, r.Parallelism, objs, func(ctx context.Context, o *unstructured.Unstructured) error {
-		current, err := readPast(ctx, rt, o, isWorkload(o.GroupVersionKind()))
+		current, err := readPast(ctx, rt, o, isWorkload(o.GroupVersionKind()), fresh)
 		switch {
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 			mu.Lock()
@@ -133,15 +137,15 @@ func (r *Reconciler) inPlace(ctx context.Context, rt *remote.Runtime, objs []*un
 }
 
 // readPast reads what the runtime holds of o, whole or only its metadata,
-// past a write a pushed drift event reported; without such a write, from
-// the API server's cache.
-func readPast(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, whole bool) (client.Object, error) {
+// past a write a pushed drift event reported; without such a write and
+// when cached is set, from the API server's cache.
+func readPast(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, whole, cached bool) (client.Object, error) {
 	var current client.Object
 	var gone error
 	key := client.ObjectKeyFromObject(o)
 	pending, obj := freshness.FromContext(ctx), freshness.Object{GroupKind: o.GroupVersionKind().GroupKind(), NamespacedName: key}
 	var opts []client.GetOption
-	if !pending.Awaits(obj) {
+	if cached && !pending.Awaits(obj) {
 		opts = append(opts, remote.FromServerCache())
 	}
 	err := pending.Read(ctx, obj,

@@ -65,7 +65,7 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 		done    *applyOutcome
 	)
 	if renderHash == rendered.Hash {
-		if stored, inPlace, err = r.inPlace(ctx, rt, rendered.Objects, fingerprint); err != nil {
+		if stored, inPlace, err = r.inPlace(ctx, rt, rendered.Objects, fingerprint, r.held.pending(mf)); err != nil {
 			return failed(mf, v1beta2.ConditionResources, "RuntimeUnreachable", err), err
 		}
 	}
@@ -144,7 +144,7 @@ func (r *Reconciler) moduleCR(ctx context.Context, mf *v1beta2.Manifest, rt *rem
 			desired.SetNamespace(rt.Namespace)
 		}
 	}
-	got, err := readPast(ctx, rt, desired, true)
+	got, err := readPast(ctx, rt, desired, true, false)
 	current, _ := got.(*unstructured.Unstructured)
 	switch {
 	case apierrors.IsNotFound(err):

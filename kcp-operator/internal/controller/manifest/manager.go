@@ -73,7 +73,7 @@ func managerReady(ctx context.Context, rt *remote.Runtime, m *v1beta2.Manager, s
 	}
 	current := seen.workload(ref)
 	if current == nil {
-		got, err := readPast(ctx, rt, ref, true)
+		got, err := readPast(ctx, rt, ref, true, false)
 		switch {
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 			return shared.StateProcessing, "waiting for the module's manager " + describe(ref) + ": it does not exist", nil
