@@ -1,6 +1,7 @@
 package kyma_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -122,10 +123,15 @@ func assertInstallEvents(t *testing.T, kyma, manifest string) {
 	assert.False(t, hasEvent(t, kyma, "ManifestCreated"))
 }
 
+// TestNewVersionIsAppliedAndPruned: a new version applies its objects,
+// deletes those it no longer renders and removes from the objects it keeps
+// the fields it no longer sets — also from objects the first install
+// created rather than applied.
 func TestNewVersionIsAppliedAndPruned(t *testing.T) {
-	publish(t, module{Name: "whiskey", Version: "1.0.0"})
+	kept := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: whiskey-kept}\ndata: {%s}\n"
+	publish(t, module{Name: "whiskey", Version: "1.0.0", Extra: []string{fmt.Sprintf(kept, "stays: a, dropped: b")}})
 	publish(t, module{Name: "whiskey", Version: "2.0.0", OmitConfigMap: true,
-		Extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: whiskey-v2}\nstringData: {a: b}\n"}})
+		Extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: whiskey-v2}\nstringData: {a: b}\n", fmt.Sprintf(kept, "stays: a")}})
 	releaseMeta(t, "whiskey", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "upgrade", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "whiskey"}} })
 	require.Eventually(t, func() bool {
@@ -146,6 +152,9 @@ func TestNewVersionIsAppliedAndPruned(t *testing.T) {
 	dep := &appsv1.Deployment{}
 	require.NoError(t, runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: "upgrade", Name: "whiskey-operator"}, dep))
 	assert.Equal(t, "registry.example.com/kyma/whiskey-operator:2.0.0", dep.Spec.Template.Spec.Containers[0].Image)
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: "upgrade", Name: "whiskey-kept"}, cm))
+	assert.Equal(t, map[string]string{"stays": "a"}, cm.Data, "the field version 2 no longer sets is removed")
 	mf, err := getManifest(t, "upgrade-whiskey")
 	require.NoError(t, err)
 	assert.Equal(t, "2.0.0", mf.Spec.Version)

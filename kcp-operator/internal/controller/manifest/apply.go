@@ -49,7 +49,7 @@ func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, mf *v1beta2.
 	}
 	versions, outcome := newVersions(), newOutcome(mf.Status.Created)
 	for _, batch := range [][]*unstructured.Unstructured{crds, namespaces, rest} {
-		if err := r.applyBatch(ctx, rt, mf.Labels[shared.ModuleNameLabel], batch, versions, outcome); err != nil {
+		if err := r.applyBatch(ctx, rt, mf, batch, versions, outcome); err != nil {
 			return nil, outcome, err
 		}
 		if len(batch) > 0 && isCRD(batch[0].GroupVersionKind()) {
@@ -63,10 +63,14 @@ func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, mf *v1beta2.
 
 // applyBatch applies each object the module may hold: a namespace always
 // (created first when missing, to know the module made it), any other
-// object only when it is new, the module's or nobody's.
-func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, module string, batch []*unstructured.Unstructured,
+// object only when it is new, the module's or nobody's. An object the
+// Manifest has not placed before is created: when that fails because it
+// exists, whose it is decides, as for the objects placed before.
+func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest, batch []*unstructured.Unstructured,
 	versions *versionSet, outcome *applyOutcome) error {
+	placed := keys(mf.Status.Synced)
 	return forEach(ctx, r.Parallelism, batch, func(ctx context.Context, o *unstructured.Unstructured) error {
+		obj := o.DeepCopy()
 		var created types.UID
 		if isNamespace(o) {
 			if !r.Removal.IsProtected(o.GetName(), rt.Namespace) {
@@ -76,25 +80,24 @@ func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, module 
 				}
 			}
 		} else {
-			h, err := ownerOf(ctx, rt, o, module, r.AdoptFrom)
-			if err != nil {
+			_, held := outcome.heldCRD(o.GroupVersionKind().GroupKind())
+			existed := false
+			if !held && !placed[removal.Key(resourcesOf([]*unstructured.Unstructured{o})[0])] {
+				ok, err := runtimebase.Create(ctx, rt, obj)
+				if err != nil {
+					return fmt.Errorf("creating %s: %w", describe(o), err)
+				}
+				if ok {
+					versions.add(obj)
+					return nil
+				}
+				existed = true
+			}
+			if refused, err := r.refused(ctx, rt, mf, o, !existed, outcome); refused || err != nil {
 				return err
 			}
-			crd, held := outcome.heldCRD(o.GroupVersionKind().GroupKind())
-			switch {
-			case h.owner != "" && h.leaving:
-				outcome.refuse(o, describe(o)+" is being deleted by its owner, "+h.owner, true)
-				return nil
-			case h.owner != "":
-				outcome.refuse(o, describe(o)+" is owned by "+h.owner, false)
-				return nil
-			case held:
-				outcome.refuse(o, describe(o)+" waits for its CRD: "+crd.text, crd.leaving)
-				return nil
-			}
 		}
-		obj := o.DeepCopy()
-		if err := rt.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(runtimebase.FieldOwner), client.ForceOwnership); err != nil {
+		if err := runtimebase.ApplyOwned(ctx, rt, obj); err != nil {
 			return fmt.Errorf("applying %s: %w", describe(o), err)
 		}
 		if isNamespace(o) {
@@ -103,6 +106,29 @@ func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, module 
 		versions.add(obj)
 		return nil
 	})
+}
+
+// refused reads who holds the existing object o names and records a
+// refusal when the module may not apply it. cached lets the API server's
+// cache answer; after a create found the object, only storage may.
+func (r *Reconciler) refused(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest, o *unstructured.Unstructured,
+	cached bool, outcome *applyOutcome) (bool, error) {
+	h, err := ownerOf(ctx, rt, o, mf.Labels[shared.ModuleNameLabel], r.AdoptFrom, cached)
+	if err != nil {
+		return false, err
+	}
+	crd, held := outcome.heldCRD(o.GroupVersionKind().GroupKind())
+	switch {
+	case h.owner != "" && h.leaving:
+		outcome.refuse(o, describe(o)+" is being deleted by its owner, "+h.owner, true)
+	case h.owner != "":
+		outcome.refuse(o, describe(o)+" is owned by "+h.owner, false)
+	case held:
+		outcome.refuse(o, describe(o)+" waits for its CRD: "+crd.text, crd.leaving)
+	default:
+		return false, nil
+	}
+	return true, nil
 }
 
 // inPlace reports whether every object of the last apply still exists

@@ -65,11 +65,16 @@ type holder struct {
 }
 
 // ownerOf reads the object o names in the runtime and returns its foreign
-// holder; an object that does not exist yet has none.
-func ownerOf(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, module string, adopt []string) (holder, error) {
+// holder; an object that does not exist yet has none. cached lets the API
+// server's cache answer.
+func ownerOf(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, module string, adopt []string, cached bool) (holder, error) {
 	current := &metav1.PartialObjectMetadata{}
 	current.SetGroupVersionKind(o.GroupVersionKind())
-	err := rt.Get(ctx, client.ObjectKeyFromObject(o), current, remote.FromServerCache())
+	var opts []client.GetOption
+	if cached {
+		opts = append(opts, remote.FromServerCache())
+	}
+	err := rt.Get(ctx, client.ObjectKeyFromObject(o), current, opts...)
 	switch {
 	case apierrors.IsNotFound(err):
 		return holder{}, nil
