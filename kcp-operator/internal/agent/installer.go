@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,10 +87,14 @@ func (in *Installer) install(ctx context.Context, kyma *v1beta2.Kyma, rt *remote
 	if err != nil {
 		return Status{}, err
 	}
-	if err := apply(ctx, rt, objs); err != nil {
+	deployment, err := apply(ctx, rt, objs, status.Message == missing)
+	if err != nil {
 		return Status{}, err
 	}
 	rt.Facts.Remember(memo, hash)
+	if deployment != nil {
+		return statusOf(deployment), nil
+	}
 	return deploymentStatus(ctx, rt)
 }
 
@@ -161,26 +166,41 @@ func deploymentStatus(ctx context.Context, rt *remote.Runtime) (Status, error) {
 	case err != nil:
 		return Status{}, fmt.Errorf("reading the agent's Deployment: %w", err)
 	}
+	return statusOf(d), nil
+}
+
+// statusOf tells from a stored Deployment whether the agent runs.
+func statusOf(d *appsv1.Deployment) Status {
 	want := int32(1)
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
 	}
 	if d.Status.AvailableReplicas < 1 {
-		return Status{Message: fmt.Sprintf("the agent is not available yet (0 of %d replicas)", want), Created: d.CreationTimestamp.Time}, nil
+		return Status{Message: fmt.Sprintf("the agent is not available yet (0 of %d replicas)", want), Created: d.CreationTimestamp.Time}
 	}
 	return Status{Ready: true, Message: fmt.Sprintf("the agent runs (%d of %d replicas available)", d.Status.AvailableReplicas, want),
-		Created: d.CreationTimestamp.Time}, nil
+		Created: d.CreationTimestamp.Time}
 }
 
-// apply applies the rendered objects and deletes the chart's objects that
-// are not rendered any more (the webhook configuration without watchers).
-func apply(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured) error {
+// apply writes the rendered objects — created when the agent is new
+// (absent), else applied — and deletes the chart's objects that are not
+// rendered any more (the webhook configuration without watchers). It
+// returns the Deployment as stored, whose status tells whether the agent
+// runs without another read.
+func apply(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstructured, absent bool) (*appsv1.Deployment, error) {
 	rendered := map[schema.GroupKind]bool{}
+	var deployment *appsv1.Deployment
 	for _, o := range objs {
 		rendered[o.GroupVersionKind().GroupKind()] = true
-		if err := rt.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()),
-			client.FieldOwner(runtimebase.FieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying the agent's %s %s: %w", o.GetKind(), o.GetName(), err)
+		stored, err := write(ctx, rt, o.DeepCopy(), absent)
+		if err != nil {
+			return nil, fmt.Errorf("applying the agent's %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+		if stored.GroupVersionKind().GroupKind() == kinds[0].GroupKind() {
+			deployment = &appsv1.Deployment{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, deployment); err != nil {
+				return nil, fmt.Errorf("reading the agent's stored Deployment: %w", err)
+			}
 		}
 	}
 	var errs []error
@@ -189,7 +209,18 @@ func apply(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstruc
 			errs = append(errs, deleteObject(ctx, rt, gvk))
 		}
 	}
-	return errors.Join(errs...)
+	return deployment, errors.Join(errs...)
+}
+
+// write creates obj when absent and it does not exist, else applies it.
+func write(ctx context.Context, rt *remote.Runtime, obj *unstructured.Unstructured, absent bool) (*unstructured.Unstructured, error) {
+	if absent {
+		created, err := runtimebase.Create(ctx, rt, obj)
+		if created || err != nil {
+			return obj, err
+		}
+	}
+	return obj, runtimebase.ApplyOwned(ctx, rt, obj)
 }
 
 // Remove deletes the agent from the runtime.
