@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,6 +12,7 @@ import (
 	networkingv1 "istio.io/client-go/pkg/apis/networking/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -20,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -32,6 +35,7 @@ import (
 	"github.com/lifecycle-manager/certs/pushpki"
 	"github.com/lifecycle-manager/kcp-operator/internal/headroom"
 	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
+	"github.com/lifecycle-manager/kcp-operator/internal/mappingmemo"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
@@ -144,6 +148,13 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 	shutdown := opts.ShutdownTimeout
 	return manager.Options{
 		Scheme: scheme,
+		MapperProvider: func(cfg *rest.Config, httpClient *http.Client) (meta.RESTMapper, error) {
+			m, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+			if err != nil {
+				return nil, fmt.Errorf("building the KCP's REST mapper: %w", err)
+			}
+			return mappingmemo.New(m), nil
+		},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces,
 			ByObject: map[client.Object]cache.ByObject{
