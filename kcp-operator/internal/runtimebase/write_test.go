@@ -23,9 +23,9 @@ func configMap(name string, data map[string]string) *unstructured.Unstructured {
 	return u
 }
 
-func stored(t *testing.T, c client.Client, name string) *unstructured.Unstructured {
+func stored(t *testing.T, c client.Client) *unstructured.Unstructured {
 	t.Helper()
-	got := configMap(name, nil)
+	got := configMap("created", nil)
 	require.NoError(t, c.Get(t.Context(), client.ObjectKeyFromObject(got), got))
 	return got
 }
@@ -50,20 +50,20 @@ func TestWritesAfterACreate(t *testing.T) {
 	assert.False(t, created, "an existing object is not created again")
 	assert.Empty(t, again.GetUID(), "nor is the caller's object changed")
 
-	theirs := stored(t, c, "created")
+	theirs := stored(t, c)
 	require.NoError(t, unstructured.SetNestedField(theirs.Object, "4", "data", "theirs"))
 	require.NoError(t, c.Update(ctx, theirs, client.FieldOwner("someone-else")))
 
 	next := configMap("created", map[string]string{"kept": "1", "added": "5"})
 	require.NoError(t, runtimebase.ApplyOwned(ctx, c, next))
-	data, _, _ := unstructured.NestedStringMap(stored(t, c, "created").Object, "data")
+	data, _, _ := unstructured.NestedStringMap(stored(t, c).Object, "data")
 	assert.Equal(t, map[string]string{"kept": "1", "added": "5", "theirs": "4"}, data,
 		"the field the operator dropped is gone, the one someone else set stays")
 	data, _, _ = unstructured.NestedStringMap(next.Object, "data")
 	assert.Equal(t, "5", data["added"], "the object is filled with what the server stored")
 
 	var ours []metav1.ManagedFieldsOperationType
-	for _, e := range stored(t, c, "created").GetManagedFields() {
+	for _, e := range stored(t, c).GetManagedFields() {
 		if e.Manager == runtimebase.FieldOwner {
 			ours = append(ours, e.Operation)
 		}
@@ -72,6 +72,6 @@ func TestWritesAfterACreate(t *testing.T) {
 
 	last := configMap("created", map[string]string{"kept": "1"})
 	require.NoError(t, runtimebase.ApplyOwned(ctx, c, last))
-	data, _, _ = unstructured.NestedStringMap(stored(t, c, "created").Object, "data")
+	data, _, _ = unstructured.NestedStringMap(stored(t, c).Object, "data")
 	assert.Equal(t, map[string]string{"kept": "1", "theirs": "4"}, data, "later applies prune as before")
 }
