@@ -13,11 +13,12 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
 
-func configMap(name string, data map[string]string) *unstructured.Unstructured {
+// configMap is the one object of the test with data.
+func configMap(data map[string]string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion("v1")
 	u.SetKind("ConfigMap")
-	u.SetName(name)
+	u.SetName("created")
 	u.SetNamespace("default")
 	_ = unstructured.SetNestedStringMap(u.Object, data, "data")
 	return u
@@ -25,7 +26,7 @@ func configMap(name string, data map[string]string) *unstructured.Unstructured {
 
 func stored(t *testing.T, c client.Client) *unstructured.Unstructured {
 	t.Helper()
-	got := configMap("created", nil)
+	got := configMap(nil)
 	require.NoError(t, c.Get(t.Context(), client.ObjectKeyFromObject(got), got))
 	return got
 }
@@ -38,13 +39,13 @@ func TestWritesAfterACreate(t *testing.T) {
 	env := testenv.New(t, testenv.Options{WithoutAPICRDs: true})
 	c, ctx := env.Client, t.Context()
 
-	obj := configMap("created", map[string]string{"kept": "1", "dropped": "2"})
+	obj := configMap(map[string]string{"kept": "1", "dropped": "2"})
 	created, err := runtimebase.Create(ctx, c, obj)
 	require.NoError(t, err)
 	require.True(t, created)
 	assert.NotEmpty(t, obj.GetUID(), "the object is filled with what the server stored")
 
-	again := configMap("created", map[string]string{"other": "3"})
+	again := configMap(map[string]string{"other": "3"})
 	created, err = runtimebase.Create(ctx, c, again)
 	require.NoError(t, err)
 	assert.False(t, created, "an existing object is not created again")
@@ -54,7 +55,7 @@ func TestWritesAfterACreate(t *testing.T) {
 	require.NoError(t, unstructured.SetNestedField(theirs.Object, "4", "data", "theirs"))
 	require.NoError(t, c.Update(ctx, theirs, client.FieldOwner("someone-else")))
 
-	next := configMap("created", map[string]string{"kept": "1", "added": "5"})
+	next := configMap(map[string]string{"kept": "1", "added": "5"})
 	require.NoError(t, runtimebase.ApplyOwned(ctx, c, next))
 	data, _, _ := unstructured.NestedStringMap(stored(t, c).Object, "data")
 	assert.Equal(t, map[string]string{"kept": "1", "added": "5", "theirs": "4"}, data,
@@ -70,7 +71,7 @@ func TestWritesAfterACreate(t *testing.T) {
 	}
 	assert.Equal(t, []metav1.ManagedFieldsOperationType{metav1.ManagedFieldsOperationApply}, ours)
 
-	last := configMap("created", map[string]string{"kept": "1"})
+	last := configMap(map[string]string{"kept": "1"})
 	require.NoError(t, runtimebase.ApplyOwned(ctx, c, last))
 	data, _, _ = unstructured.NestedStringMap(stored(t, c).Object, "data")
 	assert.Equal(t, map[string]string{"kept": "1", "theirs": "4"}, data, "later applies prune as before")
