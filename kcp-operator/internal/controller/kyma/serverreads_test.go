@@ -49,28 +49,23 @@ func (l *readLog) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // methods returns and forgets the methods of the writes to paths that end
 // with suffix; a create is a POST to the collection.
-func (l *readLog) methods(suffix string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for path, methods := range l.writes {
-		if strings.HasSuffix(path, suffix) {
-			out = append(out, methods...)
-			delete(l.writes, path)
-		}
-	}
-	return out
-}
+func (l *readLog) methods(suffix string) []string { return l.take(true, suffix) }
 
 // of returns and forgets the reads of paths that end with suffix.
-func (l *readLog) of(suffix string) []string {
+func (l *readLog) of(suffix string) []string { return l.take(false, suffix) }
+
+func (l *readLog) take(writes bool, suffix string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	log := l.gets
+	if writes {
+		log = l.writes
+	}
 	var out []string
-	for path, versions := range l.gets {
+	for path, entries := range log {
 		if strings.HasSuffix(path, suffix) {
-			out = append(out, versions...)
-			delete(l.gets, path)
+			out = append(out, entries...)
+			delete(log, path)
 		}
 	}
 	return out
