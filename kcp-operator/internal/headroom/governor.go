@@ -28,12 +28,13 @@ const (
 	minWrites = 3
 )
 
-// Governor sets the pace of its fan-outs from its Meter once an interval.
+// Governor sets the pace of its fan-outs from its Meters once an interval.
 type Governor struct {
-	meter    *Meter
+	meters   []*Meter
 	targets  []Paced
 	interval time.Duration
 	gauge    prometheus.Gauge
+	writes   *prometheus.CounterVec
 	log      logr.Logger
 
 	pace float64
@@ -41,18 +42,26 @@ type Governor struct {
 	held int
 }
 
-// NewGovernor returns a Governor that steers targets from meter, its pace
-// exported as lifecycle_manager_fan_out_pace on reg.
-func NewGovernor(meter *Meter, reg prometheus.Registerer, log logr.Logger, targets ...Paced) (*Governor, error) {
+// NewGovernor returns a Governor that steers targets from meters: the
+// fan-outs slow down while most writes of any one Meter are slow. Its pace
+// is exported as lifecycle_manager_fan_out_pace on reg, the writes it
+// judged as lifecycle_manager_fan_out_timed_writes_total.
+func NewGovernor(meters []*Meter, reg prometheus.Registerer, log logr.Logger, targets ...Paced) (*Governor, error) {
 	gauge := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "lifecycle_manager_fan_out_pace",
-		Help: "Share of --fan-out-rate the fan-outs run at: below 1 while most KCP writes take longer than --fan-out-latency-target.",
+		Help: "Share of --fan-out-rate the fan-outs run at: below 1 while most KCP or runtime writes take longer than their --fan-out-latency-target.",
 	})
-	if err := reg.Register(gauge); err != nil {
-		return nil, fmt.Errorf("registering the fan-out pace: %w", err)
+	writes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "lifecycle_manager_fan_out_timed_writes_total",
+		Help: "The operator's writes timed for the fan-out pace, by the servers written to (KCP, runtime) and whether they took longer than their target.",
+	}, []string{"servers", "slow"})
+	for _, c := range []prometheus.Collector{gauge, writes} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering the fan-out pace: %w", err)
+		}
 	}
 	gauge.Set(1)
-	return &Governor{meter: meter, targets: targets, interval: DefaultInterval, gauge: gauge, log: log, pace: 1}, nil
+	return &Governor{meters: meters, targets: targets, interval: DefaultInterval, gauge: gauge, writes: writes, log: log, pace: 1}, nil
 }
 
 // Start steers until ctx ends; it implements manager.Runnable.
@@ -61,14 +70,32 @@ func (g *Governor) Start(ctx context.Context) error {
 	return nil
 }
 
+// reading is what one Meter counted in an interval.
+type reading struct {
+	meter        *Meter
+	writes, slow int64
+}
+
+// busy tells a busy server from a few slow writes: most were slow, and
+// there were enough of them (one slow lease renewal is not a busy server).
+func (r reading) busy() bool { return r.writes >= minWrites && 2*r.slow > r.writes }
+
 // Step reads the writes of the interval that ended and sets the next pace.
 func (g *Governor) Step() {
-	writes, slow := g.meter.Take()
-	next := g.next(writes, slow)
+	var busy *reading
+	for _, m := range g.meters {
+		writes, slow := m.Take()
+		g.writes.WithLabelValues(m.servers, "false").Add(float64(writes - slow))
+		g.writes.WithLabelValues(m.servers, "true").Add(float64(slow))
+		if r := (reading{m, writes, slow}); busy == nil && r.busy() {
+			busy = &r
+		}
+	}
+	next := g.next(busy != nil)
 	if next == g.pace {
 		return
 	}
-	g.logChange(next, writes, slow)
+	g.logChange(next, busy)
 	g.pace = next
 	g.gauge.Set(next)
 	for _, t := range g.targets {
@@ -78,24 +105,28 @@ func (g *Governor) Step() {
 
 // logChange tells when the fan-outs leave and regain full pace; the cuts
 // in between, one every few seconds on a busy KCP, are debug detail.
-func (g *Governor) logChange(next float64, writes, slow int64) {
+func (g *Governor) logChange(next float64, busy *reading) {
 	switch {
-	case next < g.pace && g.pace == 1:
-		g.log.Info("KCP writes are slow: the fan-outs slow down", "writes", writes, "slow", slow, "target", g.meter.target, "pace", next)
-	case next < g.pace:
-		g.log.V(1).Info("KCP writes are still slow: the fan-outs slow down further", "writes", writes, "slow", slow, "pace", next)
-	case next == 1:
-		g.log.Info("the fan-outs are back at full pace")
+	case busy == nil:
+		if next == 1 {
+			g.log.Info("the fan-outs are back at full pace")
+		}
+	case g.pace == 1:
+		g.log.Info(busy.meter.servers+" writes are slow: the fan-outs slow down",
+			"writes", busy.writes, "slow", busy.slow, "target", busy.meter.target, "pace", next)
+	default:
+		g.log.V(1).Info(busy.meter.servers+" writes are still slow: the fan-outs slow down further",
+			"writes", busy.writes, "slow", busy.slow, "pace", next)
 	}
 }
 
 // Pace is the current pace.
 func (g *Governor) Pace() float64 { return g.pace }
 
-// next halves the pace when most writes were slow and raises it a step
+// next halves the pace when a server was busy and raises it a step
 // otherwise.
-func (g *Governor) next(writes, slow int64) float64 {
-	if writes >= minWrites && 2*slow > writes {
+func (g *Governor) next(busy bool) float64 {
+	if busy {
 		if g.held > 0 {
 			g.held--
 			return g.pace

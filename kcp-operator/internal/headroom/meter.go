@@ -7,19 +7,23 @@ import (
 	"time"
 )
 
-// Meter counts the writes sent through it and those slower than its
-// target. The zero value is not usable; use NewMeter.
+// Meter counts the writes sent through it to one kind of API server and
+// those slower than its target. The zero value is not usable; use
+// NewMeter.
 type Meter struct {
-	target time.Duration
-	now    func() time.Time
+	// servers names the API servers it times, for logs and metrics.
+	servers string
+	target  time.Duration
+	now     func() time.Time
 
 	writes atomic.Int64
 	slow   atomic.Int64
 }
 
-// NewMeter returns a Meter that calls a write slow beyond target.
-func NewMeter(target time.Duration) *Meter {
-	return &Meter{target: target, now: time.Now}
+// NewMeter returns a Meter of the writes to servers ("KCP", "runtime")
+// that calls a write slow beyond target.
+func NewMeter(servers string, target time.Duration) *Meter {
+	return &Meter{servers: servers, target: target, now: time.Now}
 }
 
 // Wrap returns next with the Meter timing its writes; it fits

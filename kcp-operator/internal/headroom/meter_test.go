@@ -22,7 +22,7 @@ func TestMeterCountsSlowWrites(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer srv.Close()
-	m := NewMeter(30 * time.Millisecond)
+	m := NewMeter("KCP", 30*time.Millisecond)
 	c := &http.Client{Transport: m.Wrap(http.DefaultTransport)}
 	send := func(method, path string) {
 		req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader("{}"))

@@ -81,7 +81,10 @@ type Options struct {
 	// FanOutLatencyTarget is the KCP write latency beyond which the
 	// fan-outs slow down (internal/headroom); 0 keeps FanOutRate fixed.
 	FanOutLatencyTarget time.Duration
-	PurgeGracePeriod    time.Duration
+	// FanOutRuntimeLatencyTarget is the same for the writes to runtimes;
+	// 0 leaves them out.
+	FanOutRuntimeLatencyTarget time.Duration
+	PurgeGracePeriod           time.Duration
 	// MaintenancePolicy is the file of the maintenance policy
 	// (internal/maintenance); empty: upgrades that require downtime run at once.
 	MaintenancePolicy string
@@ -177,8 +180,11 @@ func Default() Options {
 		TemplateChangeSpread: 2 * time.Minute,
 		FanOutRate:           5,
 		FanOutLatencyTarget:  100 * time.Millisecond,
-		PurgeGracePeriod:     5 * time.Minute,
-		ProtectedNamespaces:  []string{"default", "kube-system", "kube-public", "kube-node-lease", "kyma-system"},
+		// Above the KCP's target: runtimes are remote, and a write to one
+		// crosses the network and its admission webhooks.
+		FanOutRuntimeLatencyTarget: 250 * time.Millisecond,
+		PurgeGracePeriod:           5 * time.Minute,
+		ProtectedNamespaces:        []string{"default", "kube-system", "kube-public", "kube-node-lease", "kyma-system"},
 
 		WatcherController: true,
 		GatewayName:       "lifecycle-manager-events",
@@ -285,6 +291,7 @@ func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.TemplateChangeSpread, "template-change-spread", o.TemplateChangeSpread, "A changed ModuleTemplate or ModuleReleaseMeta re-enqueues its Kymas evenly over this window (longer where --fan-out-rate needs it).")
 	fs.Float64Var(&o.FanOutRate, "fan-out-rate", o.FanOutRate, "Kymas per second, at most, that each controller re-enqueues after ModuleTemplate, ModuleReleaseMeta or Watcher changes, one change after another: a release to 10,000 runtimes at 5/s takes 33 minutes and leaves the API servers room for pushed changes. 0: no limit.")
 	fs.DurationVar(&o.FanOutLatencyTarget, "fan-out-latency-target", o.FanOutLatencyTarget, "While most of the operator's KCP writes take longer than this, the fan-outs slow down (halved every 2 s, to 1/32 of --fan-out-rate at the least) and speed up again step by step once they do not: a release yields a busy KCP to pushed changes. 0: a fixed --fan-out-rate.")
+	fs.DurationVar(&o.FanOutRuntimeLatencyTarget, "fan-out-runtime-latency-target", o.FanOutRuntimeLatencyTarget, "The same for the operator's writes to the runtimes, all runtimes together: while most take longer than this, the fan-outs slow down, so that a release yields busy runtime API servers to pushed changes. 0: runtime writes do not steer the pace.")
 	fs.StringVar(&o.MaintenancePolicy, "maintenance-policy", o.MaintenancePolicy, "Maintenance policy file (YAML or JSON, read again when it changes): upgrades to a module version that requires downtime wait for the runtime's window unless the Kyma skips windows. Empty: such upgrades run at once. See the README.")
 
 	fs.DurationVar(&o.PurgeGracePeriod, "purge-grace-period", o.PurgeGracePeriod, "A Kyma still being deleted after this long is purged.")
@@ -353,6 +360,9 @@ func (o *Options) Validate() error {
 	}
 	if o.FanOutLatencyTarget < 0 {
 		errs = append(errs, fmt.Errorf("--fan-out-latency-target must not be negative, got %s", o.FanOutLatencyTarget))
+	}
+	if o.FanOutRuntimeLatencyTarget < 0 {
+		errs = append(errs, fmt.Errorf("--fan-out-runtime-latency-target must not be negative, got %s", o.FanOutRuntimeLatencyTarget))
 	}
 	if o.RateLimiterMaxDelay < o.RateLimiterBaseDelay {
 		errs = append(errs, errors.New("--rate-limiter-max-delay must not be below --rate-limiter-base-delay"))

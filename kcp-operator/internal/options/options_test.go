@@ -50,12 +50,14 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	o.RateLimiterMaxDelay = time.Millisecond
 	o.ListenerRuntimeRate = 0
 	o.FanOutRate = -1
+	o.FanOutRuntimeLatencyTarget = -time.Second
 	o.AgentRerenderSpread = -time.Second
 	err := o.Validate()
 	require.Error(t, err)
 	for _, want := range []string{"--requeue-busy must be positive", "--kyma-concurrency must be at least 1",
 		"--requeue-jitter", "--namespaces", "--rate-limiter-max-delay", "--listener-runtime-rate",
-		"--fan-out-rate must not be negative", "--agent-rerender-spread must not be negative, got -1s"} {
+		"--fan-out-rate must not be negative",
+		"--fan-out-runtime-latency-target must not be negative", "--agent-rerender-spread must not be negative, got -1s"} {
 		assert.True(t, strings.Contains(err.Error(), want), "missing %q in %v", want, err)
 	}
 }

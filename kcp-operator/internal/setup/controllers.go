@@ -133,14 +133,14 @@ func (b *builder) pacer(controller string, spread time.Duration) (*enqueue.Pacer
 	return p, enqueue.RegisterBacklog(b.reg, controller, p)
 }
 
-// addGovernor slows the fan-outs while the KCP writes that kcpWrites
-// times are slow; without a meter (--fan-out-latency-target=0) their
+// addGovernor slows the fan-outs while the KCP or runtime writes that
+// writes time are slow; without meters (both latency targets 0) their
 // rate is fixed.
-func (b *builder) addGovernor(kcpWrites *headroom.Meter) error {
-	if kcpWrites == nil {
+func (b *builder) addGovernor(writes []*headroom.Meter) error {
+	if len(writes) == 0 {
 		return nil
 	}
-	g, err := headroom.NewGovernor(kcpWrites, b.reg, b.log.WithName("headroom"), b.pacers...)
+	g, err := headroom.NewGovernor(writes, b.reg, b.log.WithName("headroom"), b.pacers...)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,15 +35,7 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 // longer than --fan-out-latency-target the fan-outs' pace falls.
 func TestSlowKCPWritesSlowTheFanOuts(t *testing.T) {
 	pace := func() float64 {
-		mfs, err := metrics.Gather()
-		require.NoError(t, err)
-		for _, mf := range mfs {
-			if mf.GetName() == "lifecycle_manager_fan_out_pace" {
-				return mf.GetMetric()[0].GetGauge().GetValue()
-			}
-		}
-		t.Fatal("lifecycle_manager_fan_out_pace is not exported")
-		return 0
+		return gathered(t, "lifecycle_manager_fan_out_pace")[0].GetGauge().GetValue()
 	}
 	kcpWriteDelay.delay.Store(int64(150 * time.Millisecond)) // the default target is 100 ms
 	defer kcpWriteDelay.delay.Store(0)
@@ -55,4 +48,37 @@ func TestSlowKCPWritesSlowTheFanOuts(t *testing.T) {
 		}
 		return pace() < 1
 	}, timeout, tick, "the fan-outs slow down while the KCP's writes are slow")
+}
+
+// TestRuntimeWritesAreTimed checks the other half of the wiring: the
+// operator's writes to the runtimes (here: the agent it installed) reach
+// the governor too, judged against --fan-out-runtime-latency-target.
+func TestRuntimeWritesAreTimed(t *testing.T) {
+	timed := func() float64 {
+		var n float64
+		for _, m := range gathered(t, "lifecycle_manager_fan_out_timed_writes_total") {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "servers" && l.GetValue() == "runtime" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return timed() > 0 }, timeout, tick, "the runtime writes are timed")
+}
+
+// gathered returns the series of the operator's metric name; it fails
+// the test if there are none.
+func gathered(t *testing.T, name string) []*dto.Metric {
+	t.Helper()
+	mfs, err := metrics.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()
+		}
+	}
+	t.Fatalf("%s is not exported", name)
+	return nil
 }

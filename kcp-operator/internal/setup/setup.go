@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -82,11 +83,7 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = opts.KCPQPS, opts.KCPBurst
-	var kcpWrites *headroom.Meter
-	if opts.FanOutLatencyTarget > 0 {
-		kcpWrites = headroom.NewMeter(opts.FanOutLatencyTarget)
-		cfg.Wrap(kcpWrites.Wrap)
-	}
+	writes, wrapRuntime := timeWrites(cfg, opts)
 	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, scheme))
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
@@ -107,7 +104,7 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 	}
 	runtimes := remote.New(mgr.GetClient(), mgr.GetConfig(), scheme, remote.Options{
 		QPS: opts.RuntimeQPS, Burst: opts.RuntimeBurst, Timeout: opts.RuntimeTimeout, IdleTTL: opts.RuntimeIdleTTL,
-		SingleCluster: opts.SingleCluster, UserAgent: "lifecycle-manager", Kubeconfig: kubeconfigAllow,
+		SingleCluster: opts.SingleCluster, UserAgent: "lifecycle-manager", Kubeconfig: kubeconfigAllow, WrapTransport: wrapRuntime,
 	}, runtimeMetrics, log.WithName("runtimes"))
 	if err := mgr.Add(runtimes); err != nil {
 		return nil, fmt.Errorf("adding the runtime client cache: %w", err)
@@ -121,7 +118,7 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 	if err := b.addControllers(ctx); err != nil {
 		return nil, err
 	}
-	if err := b.addGovernor(kcpWrites); err != nil {
+	if err := b.addGovernor(writes); err != nil {
 		return nil, err
 	}
 	if err := addConversionWebhook(mgr, opts, b.push, certOpts.Namespace, log); err != nil {
@@ -132,6 +129,25 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 		op.PKI, op.Listener, op.Pushed = b.push.pki, b.push.listener, b.push.tracker
 	}
 	return op, nil
+}
+
+// timeWrites times the operator's KCP writes (through cfg) and its runtime
+// writes (through the wrapper it returns) for the fan-out governor; a
+// target of 0 leaves those writes untimed.
+func timeWrites(cfg *rest.Config, opts options.Options) ([]*headroom.Meter, transport.WrapperFunc) {
+	var writes []*headroom.Meter
+	if opts.FanOutLatencyTarget > 0 {
+		kcpWrites := headroom.NewMeter("KCP", opts.FanOutLatencyTarget)
+		cfg.Wrap(kcpWrites.Wrap)
+		writes = append(writes, kcpWrites)
+	}
+	var wrapRuntime transport.WrapperFunc
+	if opts.FanOutRuntimeLatencyTarget > 0 {
+		runtimeWrites := headroom.NewMeter("runtime", opts.FanOutRuntimeLatencyTarget)
+		wrapRuntime = runtimeWrites.Wrap
+		writes = append(writes, runtimeWrites)
+	}
+	return writes, wrapRuntime
 }
 
 func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Options {
