@@ -55,7 +55,7 @@ func parseFlags(args []string) (fleet.Options, error) {
 	fs.BoolVar(&o.BoundApply, "bound-apply", false, "the bounds write with server-side apply, as the operator does, instead of create and update")
 	fs.BoolVar(&o.BoundOnly, "bound-only", false, "measure only the bounds: stop the operator once a first Kyma is Ready (the bounds' model) and skip the other phases")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Hour, "longest wait for every Kyma to be Ready")
-	fs.IntVar(&o.ProfileSeconds, "profile-seconds", 0, "save CPU profiles of the operator, the KCP API server and a runtime API server (this many seconds) at the start of the convergence, of the full bound and of the resync wave into --out")
+	fs.IntVar(&o.ProfileSeconds, "profile-seconds", 0, "save CPU profiles of the operator, the KCP API server and a runtime API server (this many seconds) at the start of the convergence, of the full bound, of the resync wave and of the release into --out")
 	fs.DurationVar(&o.ProfileConvergenceAfter, "profile-convergence-after", 0, "start the convergence profile this long after the operator, the full bound's this long after the bound")
 	fs.StringVar(&operatorArgs, "operator-args", "", "more operator flags, space separated (tuning experiments)")
 	fs.StringVar(&o.RunDir, "run-dir", filepath.Join(".run", "scale"), "folder for binaries, kubeconfigs and logs (recreated)")

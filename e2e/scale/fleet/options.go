@@ -59,8 +59,8 @@ type Options struct {
 	BoundApply bool
 	// ReadyTimeout bounds the wait for every Kyma to be Ready.
 	ReadyTimeout time.Duration
-	// ProfileSeconds of CPU profile taken at the start of the convergence
-	// and of the resync wave (0: none).
+	// ProfileSeconds of CPU profile taken at the start of the convergence,
+	// of the full bound, of the resync wave and of the release (0: none).
 	ProfileSeconds int
 	// ProfileConvergenceAfter delays the convergence profile and the full
 	// bound's, so that a long run is profiled in its steady middle rather

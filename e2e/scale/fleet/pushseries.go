@@ -15,6 +15,7 @@ const (
 	queueWait       = "workqueue_queue_duration_seconds"
 	maxWorkers      = "controller_runtime_max_concurrent_reconciles"
 	fanOutPace      = "lifecycle_manager_fan_out_pace"
+	timedWrites     = "lifecycle_manager_fan_out_timed_writes_total"
 )
 
 // seriesInOperator is what the operator's metrics say of the time between
@@ -36,6 +37,17 @@ func seriesInOperator(before, after reading) *report.PushSeries {
 		KymaQueueWaitMs:         meanMs(queueWait, metrics.Labels{"name": "kyma"}),
 		FanOutPace:              after.snapshot.Sum(fanOutPace, nil),
 		Seconds:                 seconds,
+	}
+	for _, servers := range []string{"KCP", "runtime"} {
+		count := func(sel metrics.Labels) float64 {
+			return after.snapshot.Sum(timedWrites, sel) - before.snapshot.Sum(timedWrites, sel)
+		}
+		if all := count(metrics.Labels{"servers": servers}); all > 0 {
+			if s.SlowWrites == nil {
+				s.SlowWrites = map[string]float64{}
+			}
+			s.SlowWrites[servers] = count(metrics.Labels{"servers": servers, "slow": "true"}) / all
+		}
 	}
 	if workers := after.snapshot.Sum(maxWorkers, kyma); workers > 0 {
 		s.KymaWorkersBusy = s.KymaReconcilesPerSecond * s.KymaReconcileMs / 1000 / workers

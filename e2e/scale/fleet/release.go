@@ -30,6 +30,7 @@ func (ru *run) releasePhase(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
+	f.profileCPU(ctx, "cpu-release.pprof", 0)
 	pushDone := ru.pushUnderLoad(ctx)
 	if ru.opts.ReleasePushOnly {
 		ru.opts.Progress("measuring only the push edits during the release")

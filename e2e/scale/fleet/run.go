@@ -356,6 +356,10 @@ func (ru *run) editSeries(ctx context.Context, first, end int, tag string) ([]Ed
 	if err != nil {
 		return nil, 0, err
 	}
+	servedBefore, err := ru.f.readServed(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
 	edits, lost, err := ru.f.PushEdits(ctx, first, end, ru.opts.PushEdits, ru.opts.EditRate, tag)
 	if err != nil {
 		return nil, 0, err
@@ -365,6 +369,10 @@ func (ru *run) editSeries(ctx context.Context, first, end int, tag string) ([]Ed
 		return nil, 0, err
 	}
 	kcpAfter, err := scrapeServerMetrics(ctx, ru.f.KCP)
+	if err != nil {
+		return nil, 0, err
+	}
+	servedAfter, err := ru.f.readServed(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -379,6 +387,7 @@ func (ru *run) editSeries(ctx context.Context, first, end int, tag string) ([]Ed
 	w := stats.Summarize(stored)
 	ops.EditWrite = &w
 	ops.KCPMeanMs = kcpMeanMs(kcpBefore.ServedDurations(), kcpAfter.ServedDurations())
+	ops.Served = servedSince(servedBefore, servedAfter)
 	ru.r.Push.InOperator[tag] = ops
 	return edits, lost, nil
 }

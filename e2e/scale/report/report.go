@@ -217,11 +217,18 @@ type PushSeries struct {
 	// FanOutPace is the operator's fan-out pace when the series ended:
 	// below 1 while its KCP writes were slower than its latency target.
 	FanOutPace float64 `json:"fanOutPace,omitempty"`
+	// SlowWrites is the share of the operator's writes, per kind of
+	// server (KCP, runtime), that the fan-out governor timed as slower
+	// than their target during the series.
+	SlowWrites map[string]float64 `json:"slowWrites,omitempty"`
 	// Seconds from the series' first edit to its last answer.
 	Seconds float64 `json:"seconds,omitempty"`
 	// Released counts the Kymas Ready on the released version when a
 	// series during a release ended: how much release work ran beside it.
 	Released int `json:"released,omitempty"`
+	// Served is what the API servers answered and each program's CPU
+	// while the series ran: what the edits competed with.
+	Served *Served `json:"served,omitempty"`
 }
 
 // AgentCounters are the push path as the agents saw it.

@@ -48,6 +48,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 			row("push latency, idle, public agent body (no version)", p.IdlePublic.String())
 		}
 		row("push path counters", p.countersLine())
+		for _, series := range []string{"idle", "load"} {
+			if s := p.InOperator[series]; s != nil && s.Served != nil {
+				row("CPU seconds by program, push "+series, TopServed(s.Served.CPUSeconds, 10))
+				row("runtime servers answered, push "+series, TopServed(s.Served.Runtime, 8))
+			}
+		}
 	}
 	if rel := r.Release; rel != nil {
 		row("release of "+rel.Module, fmt.Sprintf("%d Kymas in %.0f s (spread %s, at most %g/s: window %.0f s), peak %.1f reconciles/s",
@@ -141,6 +147,11 @@ func (p *Push) countersLine() string {
 				series, s.ListenerToReconcileMs, s.PushedReconciles, s.KymaQueueWaitMs, s.KymaReconcilesPerSecond, s.KymaReconcileMs, 100*s.KymaWorkersBusy)
 			if s.FanOutPace > 0 {
 				line += fmt.Sprintf(", fan-out pace at the end %.2f", s.FanOutPace)
+			}
+			for _, servers := range []string{"KCP", "runtime"} {
+				if share, ok := s.SlowWrites[servers]; ok {
+					line += fmt.Sprintf(", %s writes over target %.0f%%", servers, 100*share)
+				}
 			}
 			if s.Released > 0 {
 				line += fmt.Sprintf(", %d Kymas on the new version after %.0f s", s.Released, s.Seconds)
