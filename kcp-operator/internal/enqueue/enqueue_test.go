@@ -8,10 +8,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 )
 
@@ -60,5 +63,29 @@ func TestKymaOfSecretByKind(t *testing.T) {
 			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kcp-system", Name: "s", Labels: tt.labels}}
 			assert.Equal(t, tt.want, enqueue.KymaOfSecret(tt.kind)(t.Context(), s))
 		})
+	}
+}
+
+// TestChangesSkipWhatExistedAtStart checks the fan-out filter: an object
+// found when the operator starts is no change to fan out (every Kyma is
+// reconciled at the start anyway); one created or changed later is.
+func TestChangesSkipWhatExistedAtStart(t *testing.T) {
+	tmpl := func(generation int64) *v1beta2.ModuleTemplate {
+		return &v1beta2.ModuleTemplate{ObjectMeta: metav1.ObjectMeta{Name: "alpha-1.0.0", Generation: generation}}
+	}
+	p := enqueue.Changes(predicate.GenerationChangedPredicate{})
+	tests := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"found at the start", p.Create(event.CreateEvent{Object: tmpl(1), IsInInitialList: true}), false},
+		{"created later", p.Create(event.CreateEvent{Object: tmpl(1)}), true},
+		{"its spec changed", p.Update(event.UpdateEvent{ObjectOld: tmpl(1), ObjectNew: tmpl(2)}), true},
+		{"only its status changed: p filters it", p.Update(event.UpdateEvent{ObjectOld: tmpl(1), ObjectNew: tmpl(1)}), false},
+		{"deleted", p.Delete(event.DeleteEvent{Object: tmpl(1)}), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, tt.got) })
 	}
 }

@@ -113,8 +113,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options,
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("catalog").
 		For(&v1beta2.Kyma{}, builder.WithPredicates(enqueue.TakenOverKymas())).
-		Watches(&v1beta2.ModuleTemplate{}, everyKyma, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&v1beta2.ModuleReleaseMeta{}, everyKyma, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1beta2.ModuleTemplate{}, everyKyma,
+			builder.WithPredicates(enqueue.Changes(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))).
+		Watches(&v1beta2.ModuleReleaseMeta{}, everyKyma, builder.WithPredicates(enqueue.Changes(predicate.GenerationChangedPredicate{}))).
 		WithOptions(opts).
 		Complete(r)
 	if err != nil {

@@ -221,8 +221,10 @@ func shownState(mf *v1beta2.Manifest) shared.State {
 	return mf.Status.State
 }
 
+// specOrLabelsChanged lets through the template and release-meta changes
+// that can change what a Kyma resolves, not those found at the start.
 func specOrLabelsChanged() predicate.Predicate {
-	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})
+	return enqueue.Changes(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
 }
 
 // withoutOurs drops the label the Kyma controller itself puts on a Kyma
