@@ -21,6 +21,21 @@ func Percentile(values []float64, p float64) float64 {
 	return sorted[rank-1]
 }
 
+// Median is the middle value of values, or the mean of the two middle
+// ones for an even count; 0 for no values.
+func Median(values []float64) float64 {
+	n := len(values)
+	if n == 0 {
+		return 0
+	}
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
 // Latency summarises durations.
 type Latency struct {
 	Count int `json:"count"`

@@ -10,6 +10,22 @@ import (
 	"github.com/lifecycle-manager/e2e/scale/stats"
 )
 
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		values []float64
+		want   float64
+	}{
+		{"empty", nil, 0},
+		{"odd count, unsorted", []float64{1.58, 1.32, 1.40}, 1.40},
+		{"even count is the mean of the middle two", []float64{1.53, 1.32, 1.58, 1.40}, 1.465},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.InDelta(t, tc.want, stats.Median(tc.values), 1e-9)
+		})
+	}
+}
+
 func TestPercentile(t *testing.T) {
 	hundred := make([]float64, 100)
 	for i := range hundred {
