@@ -84,6 +84,9 @@ func run(o fleet.Options) error {
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
 		return fmt.Errorf("creating the report folder: %w", err)
 	}
+	if err := clearOutputs(o.OutDir); err != nil {
+		return err
+	}
 	o.Progress = say
 	o.Checkpoint = func(rep *report.Report) error { return writeReport(rep, o.OutDir) }
 	crlog.SetLogger(logr.Discard()) // the harness reports through say
@@ -100,6 +103,28 @@ func run(o fleet.Options) error {
 	}
 	say("report and plots in %s; logs in %s", o.OutDir, filepath.Join(o.RunDir, "logs"))
 	return runErr
+}
+
+// outputs are the files a run writes into --out. An earlier run's that
+// this one does not write again (a profile, a plot of a phase) would sit
+// beside the new report as if they were its own.
+var outputs = []string{"report.json", "report.txt", "*.png", "*.pprof"}
+
+// clearOutputs removes an earlier run's outputs from dir, and nothing
+// else: --out may name a folder that holds other files.
+func clearOutputs(dir string) error {
+	for _, pattern := range outputs {
+		paths, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			return fmt.Errorf("finding the earlier outputs: %w", err)
+		}
+		for _, p := range paths {
+			if err := os.Remove(p); err != nil {
+				return fmt.Errorf("removing the earlier run's %s: %w", p, err)
+			}
+		}
+	}
+	return nil
 }
 
 // writeReport writes report.json and report.txt into dir.

@@ -35,6 +35,24 @@ func TestWriteReportTwice(t *testing.T) {
 	assert.Contains(t, string(table), "10000 Kymas")
 }
 
+// TestClearOutputs: a new run leaves no profile or plot of an earlier one
+// in the report folder, and nothing else there is touched.
+func TestClearOutputs(t *testing.T) {
+	dir := t.TempDir()
+	earlier := []string{"report.json", "report.txt", "ready.png", "operator-cpu-convergence.pprof"}
+	kept := []string{"notes.md", "progress.log"}
+	for _, name := range append(earlier, kept...) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644))
+	}
+	require.NoError(t, clearOutputs(dir))
+	for _, name := range earlier {
+		assert.NoFileExists(t, filepath.Join(dir, name))
+	}
+	for _, name := range kept {
+		assert.FileExists(t, filepath.Join(dir, name))
+	}
+}
+
 // TestParseFlagsOfALongRun checks the flags that make a 10,000 run fit a
 // session.
 func TestParseFlagsOfALongRun(t *testing.T) {
