@@ -100,7 +100,7 @@ func MedianPair(pairs []Pair) Pair {
 // meets the targets of the convergence.
 func WritePairs(w io.Writer, pairs []Pair) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\tall Ready\tfull bound\tratio\tCPU ratio\thalf Ready at\tKCP writes")
+	fmt.Fprintln(tw, "run\tall Ready\tfull bound\tratio\tCPU ratio\thalf Ready (share)\tKCP writes")
 	m := MedianPair(pairs)
 	for _, p := range append(pairs, m) {
 		fmt.Fprintf(tw, "%s\t%.0f s\t%.0f s\t%.2f×\t%.2f×\t%.2f\t%.2f×\n",
@@ -109,15 +109,18 @@ func WritePairs(w io.Writer, pairs []Pair) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing the table: %w", err)
 	}
-	within := 0
+	within, seconds, bound := 0, 0.0, 0.0
 	for _, p := range pairs {
 		if p.Ratio <= MaxRatioToFullBound {
 			within++
 		}
+		seconds, bound = seconds+p.Seconds, bound+p.BoundSeconds
 	}
-	_, err := fmt.Fprintf(w, "%d of %d runs within %.1f× their full bound; the median %.2f× %s, half Ready %s, KCP writes %s\n",
+	_, err := fmt.Fprintf(w, "%d of %d runs within %.1f× their full bound; the median %.2f× %s, half Ready %s, KCP writes %s\n"+
+		"all runs together: %.0f s against %.0f s of their bounds = %.2f×\n",
 		within, len(pairs), MaxRatioToFullBound, m.Ratio, verdict(m.Ratio <= MaxRatioToFullBound),
-		verdict(m.HalfReadyShare <= MaxHalfReadyShare), verdict(m.KCPWritesRatio <= MaxKCPWritesToBound))
+		verdict(m.HalfReadyShare <= MaxHalfReadyShare), verdict(m.KCPWritesRatio <= MaxKCPWritesToBound),
+		seconds, bound, stats.Ratio(seconds, bound))
 	return err
 }
 

@@ -60,12 +60,15 @@ func TestPairOf(t *testing.T) {
 // a median over it misses.
 func TestMedianDecides(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		seconds []float64
-		want    string
+		name     string
+		seconds  []float64
+		want     string
+		together string
 	}{
-		{"one run over, median within", []float64{158, 140, 132}, "2 of 3 runs within 1.5× their full bound; the median 1.40× meets its target"},
-		{"median over", []float64{158, 153, 132, 160}, "1 of 4 runs within 1.5× their full bound; the median 1.56× MISSES its target"},
+		{"one run over, median within", []float64{158, 140, 132}, "2 of 3 runs within 1.5× their full bound; the median 1.40× meets its target",
+			"all runs together: 430 s against 300 s of their bounds = 1.43×"},
+		{"median over", []float64{158, 153, 132, 160}, "1 of 4 runs within 1.5× their full bound; the median 1.56× MISSES its target",
+			"all runs together: 603 s against 400 s of their bounds = 1.51×"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var dirs []string
@@ -82,6 +85,7 @@ func TestMedianDecides(t *testing.T) {
 			assert.Contains(t, out.String(), tc.want)
 			assert.Contains(t, out.String(), "half Ready meets its target, KCP writes meets its target")
 			assert.Regexp(t, `(?m)^median\s`, out.String())
+			assert.Contains(t, out.String(), tc.together)
 		})
 	}
 }
