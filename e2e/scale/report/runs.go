@@ -100,11 +100,15 @@ func MedianPair(pairs []Pair) Pair {
 // meets the targets of the convergence.
 func WritePairs(w io.Writer, pairs []Pair) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\tall Ready\tfull bound\tratio\tCPU ratio\thalf Ready (share)\tKCP writes")
+	if _, err := fmt.Fprintln(tw, "run\tall Ready\tfull bound\tratio\tCPU ratio\thalf Ready (share)\tKCP writes"); err != nil {
+		return fmt.Errorf("writing the table: %w", err)
+	}
 	m := MedianPair(pairs)
 	for _, p := range append(pairs, m) {
-		fmt.Fprintf(tw, "%s\t%.0f s\t%.0f s\t%.2f×\t%.2f×\t%.2f\t%.2f×\n",
-			p.Name, p.Seconds, p.BoundSeconds, p.Ratio, p.CPURatio, p.HalfReadyShare, p.KCPWritesRatio)
+		if _, err := fmt.Fprintf(tw, "%s\t%.0f s\t%.0f s\t%.2f×\t%.2f×\t%.2f\t%.2f×\n",
+			p.Name, p.Seconds, p.BoundSeconds, p.Ratio, p.CPURatio, p.HalfReadyShare, p.KCPWritesRatio); err != nil {
+			return fmt.Errorf("writing the table: %w", err)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing the table: %w", err)

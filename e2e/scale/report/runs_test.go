@@ -12,12 +12,13 @@ import (
 	"github.com/lifecycle-manager/e2e/scale/report"
 )
 
-// pairRun is a converged run of seconds against a full bound of 100 s.
-func pairRun(seconds, halfReady float64) *report.Report {
+// pairRun is a converged run of seconds against a full bound of 100 s,
+// half of its Kymas Ready at half the time.
+func pairRun(seconds float64) *report.Report {
 	return &report.Report{
 		FullBound: &report.Bound{Writes: 11000, RuntimeWrites: 35000, Seconds: 100,
 			Served: &report.Served{CPUSeconds: map[string]float64{"runtime API servers": 120, "KCP API server": 80}}},
-		Convergence: &report.Convergence{Seconds: seconds, Ready: 1000, HalfReadyShare: halfReady,
+		Convergence: &report.Convergence{Seconds: seconds, Ready: 1000, HalfReadyShare: 0.5,
 			Served: &report.Served{
 				KCP:        map[string]float64{"APPLY manifests": 10000, "APPLY kymas/status": 1000, "POST events": 1000, "GET secrets": 1000},
 				CPUSeconds: map[string]float64{"runtime API servers": 150, "operator": 100, "KCP API server": 50},
@@ -31,11 +32,11 @@ func TestPairOf(t *testing.T) {
 		report  *report.Report
 		wantErr string
 	}{
-		{"converged with its full bound", pairRun(140, 0.5), ""},
-		{"no full bound", &report.Report{Convergence: pairRun(140, 0.5).Convergence}, "no convergence and full bound"},
-		{"no convergence", &report.Report{FullBound: pairRun(140, 0.5).FullBound}, "no convergence and full bound"},
+		{"converged with its full bound", pairRun(140), ""},
+		{"no full bound", &report.Report{Convergence: pairRun(140).Convergence}, "no convergence and full bound"},
+		{"no convergence", &report.Report{FullBound: pairRun(140).FullBound}, "no convergence and full bound"},
 		{"did not converge", func() *report.Report {
-			r := pairRun(140, 0.5)
+			r := pairRun(140)
 			r.Convergence.ProjectedSeconds, r.Convergence.Ready = 300, 400
 			return r
 		}(), "did not converge (400 Kymas Ready)"},
@@ -75,7 +76,7 @@ func TestMedianDecides(t *testing.T) {
 			for i, s := range tc.seconds {
 				dir := filepath.Join(t.TempDir(), string(rune('a'+i)))
 				require.NoError(t, os.Mkdir(dir, 0o755))
-				require.NoError(t, pairRun(s, 0.5).WriteJSON(filepath.Join(dir, "report.json")))
+				require.NoError(t, pairRun(s).WriteJSON(filepath.Join(dir, "report.json")))
 				dirs = append(dirs, dir)
 			}
 			pairs, err := report.LoadPairs(dirs)
