@@ -53,7 +53,7 @@ func (f *Fleet) MeasureBound(ctx context.Context, workers int, withRuntimes bool
 		if rtModel, err = f.readRuntimeModel(ctx, modelIndex); err != nil {
 			return nil, err
 		}
-		if !f.opts.BoundOnly {
+		if !f.boundEndsRun {
 			defer f.deleteRuntimeCopies(context.WithoutCancel(ctx), rtModel)
 		}
 	}
@@ -61,7 +61,7 @@ func (f *Fleet) MeasureBound(ctx context.Context, workers int, withRuntimes bool
 	if err := f.kcp.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
 		return nil, fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
-	if !f.opts.BoundOnly { // the run ends next: its servers go with it
+	if !f.boundEndsRun { // else the run ends next: its servers go with it
 		defer f.deleteBound(context.WithoutCancel(ctx), ns)
 	}
 	kymas := make([]*v1beta2.Kyma, f.opts.Kymas)

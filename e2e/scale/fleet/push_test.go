@@ -85,3 +85,22 @@ func TestPhases(t *testing.T) {
 	assert.Equal(t, []string{"setup", "convergence", "idle", "push"}, names(&run{opts: Options{Idle: time.Minute, PushEdits: 200}}),
 		"a phase that measures nothing is left out")
 }
+
+// TestBoundEndsRun: the bound's copies are left to the servers only when
+// no phase after it could meet them.
+func TestBoundEndsRun(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"convergence and bound only", Options{BoundWorkers: 32}, "bound"},
+		{"bound only", Options{BoundOnly: true}, "bound"},
+		{"an idle window after the bound", Options{BoundWorkers: 32, Idle: time.Minute}, "idle"},
+		{"a release after the bound", Options{BoundWorkers: 32, ReleaseSpread: time.Minute}, "release"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, (&run{opts: tc.opts}).lastPhase())
+		})
+	}
+}

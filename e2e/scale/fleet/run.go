@@ -76,6 +76,12 @@ func (ru *run) steps() []phase {
 	return steps
 }
 
+// lastPhase names the run's last phase.
+func (ru *run) lastPhase() string {
+	steps := ru.steps()
+	return steps[len(steps)-1].name
+}
+
 func (ru *run) phases(ctx context.Context) error {
 	steps := ru.steps()
 	defer func() {
@@ -214,6 +220,7 @@ func (ru *run) model(ctx context.Context) error {
 }
 
 func (ru *run) bound(ctx context.Context) error {
+	ru.f.boundEndsRun = ru.lastPhase() == "bound"
 	if !ru.opts.OnlyFullBound {
 		b, err := ru.f.MeasureBound(ctx, ru.opts.BoundWorkers, false, nil)
 		if err != nil {
