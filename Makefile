@@ -78,7 +78,7 @@ envtest-assets: ## Build kube-apiserver and etcd for tests (cached by version); 
 	@hack/envtest-assets.sh
 
 .PHONY: test
-test: test-go fuzz ## Run every test of every module against real API servers, then the fuzz targets.
+test: check-tree test-go fuzz ## Run every test of every module against real API servers, then the fuzz targets.
 
 .PHONY: test-go
 test-go: $(GOTESTSUM) ## Run the Go tests of every module (unit and envtest) with -race.
@@ -122,8 +122,12 @@ verify-generated: generate ## Fail when generated code or CRDs are stale.
 		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; \
 	fi
 
+.PHONY: check-tree
+check-tree: ## Fail when git tracks a built binary or a file over 1 MiB.
+	@hack/check-tree.sh
+
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run gofmt, go vet and golangci-lint on every module.
+lint: check-tree $(GOLANGCI_LINT) ## Run gofmt, go vet and golangci-lint on every module, and check the tree holds sources only.
 	@unformatted="$$(gofmt -l $(MODULES))"; \
 	if [[ -n "$$unformatted" ]]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@for m in $(MODULES); do echo "=== lint $$m"; (cd $$m && go vet ./... && $(GOLANGCI_LINT) run --allow-parallel-runners ./...); done
