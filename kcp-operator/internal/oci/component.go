@@ -162,49 +162,6 @@ func descriptorTar(doc []byte) []byte {
 	return buf.Bytes()
 }
 
-// ComponentDescriptor reads the descriptor of a component version from its
-// repository (see ComponentRepository): what PushComponentVersion wrote,
-// or what OCM tooling wrote with the current or the older Gardener media types.
-func (f *Fetcher) ComponentDescriptor(ctx context.Context, repository, version string, keys authn.Keychain) ([]byte, error) {
-	t, err := parseTarget(Ref{Repository: repository, Tag: VersionTag(version)}, f.insecure)
-	if err != nil {
-		return nil, err
-	}
-	s := f.newSession(t, keys)
-	raw, err := f.manifestByTag(ctx, s, t.ref.Tag)
-	if err != nil {
-		return nil, err
-	}
-	fail := func(err error) ([]byte, error) {
-		return nil, &Error{Op: "reading component version", Ref: t.ref.String(), Kind: ErrInvalid, Err: err}
-	}
-	m, err := v1.ParseManifest(bytes.NewReader(raw))
-	if err != nil {
-		return fail(err)
-	}
-	if len(m.Layers) == 0 {
-		return fail(errors.New("the manifest has no layers"))
-	}
-	// The config points at the descriptor layer; by convention it is layer 0.
-	layer := m.Layers[0]
-	data, err := f.object(ctx, s, kindBlob, layer.Digest)
-	if err != nil {
-		return nil, err
-	}
-	switch string(layer.MediaType) {
-	case ComponentDescriptorMediaType, legacyDescriptorTar:
-		doc, err := fileFromTar(data, ComponentDescriptorFile, descriptor.MaxSize)
-		if err != nil {
-			return fail(err)
-		}
-		return doc, nil
-	case legacyDescriptorJSON:
-		return data, nil
-	default:
-		return fail(fmt.Errorf("layer 0 has media type %q, not a component descriptor", layer.MediaType))
-	}
-}
-
 func fileFromTar(data []byte, file string, limit int64) ([]byte, error) {
 	tr := tar.NewReader(bytes.NewReader(data))
 	for {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/componentsource"
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
 	"github.com/lifecycle-manager/kcp-operator/internal/signature"
 )
@@ -33,12 +34,18 @@ type Module struct {
 	Beta, Internal bool
 	// Signature is what the signature check found (see WithSignatures).
 	Signature signature.Verdict
+	// Document is the descriptor read from the registry when the template
+	// embeds none (see WithComponents); nil for an embedded descriptor.
+	Document *signature.Document
 }
 
 // Error says why a module did not resolve; the message is meant for users.
 type Error struct {
 	Module string
 	Reason string
+	// Code is a CamelCase reason for conditions when the descriptor could
+	// not be read from the registry (componentsource reasons); "" otherwise.
+	Code string
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("module %q: %s", e.Module, e.Reason) }
@@ -55,6 +62,8 @@ type Resolver struct {
 	templateNamespaces []string
 	// signatures checks the templates found; nil checks nothing.
 	signatures *signature.Checker
+	// components reads the descriptors templates do not embed; nil has no registry.
+	components *componentsource.Source
 }
 
 // New returns a Resolver that reads through reader (the manager's cache,
@@ -113,7 +122,7 @@ func (r *Resolver) byReleaseMeta(ctx context.Context, kyma *v1beta2.Kyma, name, 
 	if err := gate(name, kyma, beta, internal); err != nil {
 		return nil, err
 	}
-	return build(name, channel, t, beta, internal)
+	return r.build(ctx, name, channel, t, beta, internal, meta.Spec.OcmComponentName)
 }
 
 // metaGates are the gates of a template found through a release meta: the
@@ -152,7 +161,7 @@ func (r *Resolver) byTemplate(ctx context.Context, kyma *v1beta2.Kyma, name, cha
 		if err != nil {
 			return nil, err
 		}
-		return buildGated(name, kyma, channel, t)
+		return r.buildGated(ctx, name, kyma, channel, t)
 	}
 	var all []v1beta2.ModuleTemplate
 	for _, index := range []string{IndexTemplateModule, IndexTemplateFQDN} {
@@ -178,7 +187,7 @@ func (r *Resolver) byTemplate(ctx context.Context, kyma *v1beta2.Kyma, name, cha
 		return nil, fail(name, "no ModuleTemplate for channel %q (templates exist for channels: %s)",
 			channel, strings.Join(slices.Compact(channels), ", "))
 	}
-	return buildGated(name, kyma, channel, newest(inChannel))
+	return r.buildGated(ctx, name, kyma, channel, newest(inChannel))
 }
 
 // templateByName finds a template named name or namespace/name. A
@@ -223,17 +232,23 @@ func (r *Resolver) templates(ctx context.Context, ns, index, value string) ([]v1
 	return list.Items, nil
 }
 
-func buildGated(name string, kyma *v1beta2.Kyma, channel string, t *v1beta2.ModuleTemplate) (*Module, error) {
+// buildGated builds a module found without a release meta: no
+// ModuleReleaseMeta names its component, so its template must embed the
+// descriptor.
+func (r *Resolver) buildGated(ctx context.Context, name string, kyma *v1beta2.Kyma, channel string, t *v1beta2.ModuleTemplate) (*Module, error) {
 	if err := gate(name, kyma, t.IsBeta(), t.IsInternal()); err != nil {
 		return nil, err
 	}
-	return build(name, channel, t, t.IsBeta(), t.IsInternal())
+	return r.build(ctx, name, channel, t, t.IsBeta(), t.IsInternal(), "")
 }
 
-func build(name, channel string, t *v1beta2.ModuleTemplate, beta, internal bool) (*Module, error) {
-	d, err := descriptor.Parse(t.Spec.Descriptor.Raw)
+// build resolves the template's descriptor: the embedded one, else the
+// one of component (the release meta's ocmComponentName) at the
+// template's version in the registry.
+func (r *Resolver) build(ctx context.Context, name, channel string, t *v1beta2.ModuleTemplate, beta, internal bool, component string) (*Module, error) {
+	d, doc, err := r.descriptorOf(ctx, name, t, component)
 	if err != nil {
-		return nil, fail(name, "ModuleTemplate %s/%s has an invalid descriptor: %v", t.Namespace, t.Name, err)
+		return nil, err
 	}
 	v := t.Spec.Version
 	if v == "" {
@@ -245,7 +260,7 @@ func build(name, channel string, t *v1beta2.ModuleTemplate, beta, internal bool)
 	}
 	return &Module{
 		Name: name, ModuleName: module, Channel: channel, Version: v, FQDN: d.Name,
-		Template: t, Descriptor: d, Mandatory: t.Spec.Mandatory, Beta: beta, Internal: internal,
+		Template: t, Descriptor: d, Mandatory: t.Spec.Mandatory, Beta: beta, Internal: internal, Document: doc,
 	}, nil
 }
 
@@ -328,7 +343,7 @@ func (r *Resolver) Mandatory(ctx context.Context, kyma *v1beta2.Kyma) ([]*Module
 				continue
 			}
 			var m *Module
-			if m, err = build(meta.Spec.ModuleName, "", t, beta, internal); err == nil {
+			if m, err = r.build(ctx, meta.Spec.ModuleName, "", t, beta, internal, meta.Spec.OcmComponentName); err == nil {
 				if err = r.checkSignature(ctx, kyma, m); err == nil {
 					m.Mandatory = true
 					modules = append(modules, m)
@@ -357,7 +372,7 @@ func (r *Resolver) Mandatory(ctx context.Context, kyma *v1beta2.Kyma) ([]*Module
 		}
 	}
 	for name, t := range newestByModule {
-		m, err := build(name, "", t, t.IsBeta(), t.IsInternal())
+		m, err := r.build(ctx, name, "", t, t.IsBeta(), t.IsInternal(), "")
 		if err == nil {
 			err = r.checkSignature(ctx, kyma, m)
 		}

@@ -26,7 +26,7 @@ func (r *Resolver) checkSignature(ctx context.Context, kyma *v1beta2.Kyma, m *Mo
 	if err != nil {
 		return fail(m.Name, "Kyma %s/%s: %v", kyma.Namespace, kyma.Name, err)
 	}
-	verdict, err := r.signatures.Check(ctx, policy, m.Template)
+	verdict, err := r.signatures.CheckWith(ctx, policy, m.Template, m.Document)
 	if err != nil {
 		return fail(m.Name, "%v", err)
 	}

@@ -55,6 +55,8 @@ type verdictKey struct {
 	uid      types.UID
 	version  string
 	trust    string
+	// descriptor is the digest of a descriptor read from the registry.
+	descriptor string
 }
 
 type verdict struct {
@@ -82,10 +84,16 @@ func (c *Checker) Default() Policy { return c.def }
 // unsigned or whose signature does not verify is an *Error (refused);
 // under warn it passes with a Verdict that says why it is unverified.
 func (c *Checker) Check(ctx context.Context, policy Policy, t *v1beta2.ModuleTemplate) (Verdict, error) {
+	return c.CheckWith(ctx, policy, t, nil)
+}
+
+// CheckWith is Check for a template whose descriptor is doc (read from
+// the registry); a nil doc is the template's spec.descriptor.
+func (c *Checker) CheckWith(ctx context.Context, policy Policy, t *v1beta2.ModuleTemplate, doc *Document) (Verdict, error) {
 	if policy == PolicyOff || policy == "" {
 		return Verdict{Policy: PolicyOff}, nil
 	}
-	v, err := c.verify(ctx, t)
+	v, err := c.verify(ctx, t, doc)
 	if err == nil {
 		return Verdict{Policy: policy, Signer: v.Signer}, nil
 	}
@@ -96,7 +104,7 @@ func (c *Checker) Check(ctx context.Context, policy Policy, t *v1beta2.ModuleTem
 	return Verdict{Policy: policy, Reason: ReasonOf(err), Warning: msg}, nil
 }
 
-func (c *Checker) verify(ctx context.Context, t *v1beta2.ModuleTemplate) (*Verified, error) {
+func (c *Checker) verify(ctx context.Context, t *v1beta2.ModuleTemplate, doc *Document) (*Verified, error) {
 	if c.source == nil {
 		return nil, fail(ReasonNoTrust, "no trust anchors are configured (--module-trust-secret)")
 	}
@@ -106,12 +114,16 @@ func (c *Checker) verify(ctx context.Context, t *v1beta2.ModuleTemplate) (*Verif
 	}
 	now := c.now()
 	key := verdictKey{template: types.NamespacedName{Namespace: t.Namespace, Name: t.Name}, uid: t.UID, version: t.ResourceVersion, trust: revision}
+	if doc != nil {
+		// The tag may move while the template stays as it is.
+		key.descriptor = doc.Digest
+	}
 	if t.ResourceVersion != "" {
 		if v, ok := c.cached(key, now); ok {
 			return v.verified, v.err
 		}
 	}
-	verified, err := VerifyTemplate(t, trust, now)
+	verified, err := VerifyTemplateWith(t, doc, trust, now)
 	if t.ResourceVersion != "" {
 		expires := now.Add(verdictTTL)
 		if verified != nil && !verified.Expires.IsZero() && verified.Expires.Before(expires) {

@@ -35,17 +35,43 @@ type Verified struct {
 // are pinned by digest, the default CR (spec.data) is the one the
 // descriptor records, and spec.version is the descriptor's version.
 func VerifyTemplate(t *v1beta2.ModuleTemplate, trust *Trust, now time.Time) (*Verified, error) {
+	return VerifyTemplateWith(t, nil, trust, now)
+}
+
+// Document is a template's descriptor that the template does not embed:
+// the one read from the registry for its version.
+type Document struct {
+	// Raw is the descriptor as stored; the signature covers it.
+	Raw []byte
+	// Parsed is Raw parsed, with the repository it was read from as its
+	// last repository context.
+	Parsed *descriptor.Descriptor
+	// Digest identifies Raw (the digest of its layer).
+	Digest string
+}
+
+// VerifyTemplateWith is VerifyTemplate for a template whose descriptor is
+// doc, not spec.descriptor; a nil doc is spec.descriptor. The checks are
+// the same: a descriptor from the registry is no more trusted than one in
+// the template.
+func VerifyTemplateWith(t *v1beta2.ModuleTemplate, doc *Document, trust *Trust, now time.Time) (*Verified, error) {
 	name := t.Labels[shared.SignatureLabel]
 	if name == "" {
 		return nil, fail(ReasonUnsigned, "it is not signed (no label %s)", shared.SignatureLabel)
 	}
-	v, err := VerifyDescriptor(t.Spec.Descriptor.Raw, name, trust, now)
+	raw, field := t.Spec.Descriptor.Raw, "spec.descriptor"
+	if doc != nil {
+		raw, field = doc.Raw, "the registry's descriptor "+doc.Digest
+	}
+	v, err := VerifyDescriptor(raw, name, trust, now)
 	if err != nil {
 		return nil, err
 	}
-	d, err := descriptor.Parse(t.Spec.Descriptor.Raw)
-	if err != nil {
-		return nil, &Error{Reason: ReasonMalformed, Err: fmt.Errorf("spec.descriptor: %w", err)}
+	var d *descriptor.Descriptor
+	if doc != nil && doc.Parsed != nil {
+		d = doc.Parsed
+	} else if d, err = descriptor.Parse(raw); err != nil {
+		return nil, &Error{Reason: ReasonMalformed, Err: fmt.Errorf("%s: %w", field, err)}
 	}
 	if err := covered(t, d); err != nil {
 		return nil, err
