@@ -129,6 +129,8 @@ type Options struct {
 
 	// Webhook is the conversion webhook of the v1beta1 API (webhook.go).
 	Webhook Webhook
+	// DescriptorRegistry holds the descriptors templates do not embed (registry.go).
+	DescriptorRegistry DescriptorRegistry
 }
 
 // Default returns the defaults, tuned for a KCP with thousands of runtimes
@@ -222,6 +224,7 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	o.bindRequeue(fs)
 	o.bindPush(fs)
 	o.Webhook.bind(fs)
+	o.DescriptorRegistry.bind(fs)
 }
 
 // bindManager binds the flags of the manager, the KCP and runtime clients.
@@ -389,6 +392,7 @@ func (o *Options) Validate() error {
 	}
 	errs = append(errs, o.validateSignatures()...)
 	errs = append(errs, o.Webhook.validate(o.AgentInstall || o.ListenerAddr != "")...)
+	errs = append(errs, o.DescriptorRegistry.validate()...)
 	if len(o.Namespaces) == 0 {
 		errs = append(errs, errors.New("--namespaces must name at least one KCP namespace"))
 	}

@@ -155,8 +155,12 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 	if err != nil {
 		return nil, err
 	}
+	components, err := b.components()
+	if err != nil {
+		return nil, err
+	}
 	r := &kymactrl.Reconciler{
-		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resolver: resolve.New(b.mgr.GetClient(), b.opts.TemplateNamespaces...).WithSignatures(b.signatures()),
+		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resolver: resolve.New(b.mgr.GetClient(), b.opts.TemplateNamespaces...).WithSignatures(b.signatures()).WithComponents(components),
 		Events: b.events("lifecycle-manager"), Metrics: m, Requeue: b.requeue(),
 		Required: []string{v1beta2.ConditionModuleCatalog}, RequeueNoPush: b.opts.RequeueNoPush, Board: b.board,
 	}
@@ -225,7 +229,7 @@ func (b *builder) manifest() error {
 	o := b.opts
 	fetcher, err := oci.NewFetcher(oci.Options{
 		CacheDir: o.LayerCacheDir, MaxCacheBytes: o.LayerCacheMB << 20, MaxLayerBytes: o.MaxLayerMB << 20,
-		InsecureRegistries: o.InsecureRegistries, Timeout: o.RegistryTimeout,
+		InsecureRegistries: o.AllInsecureRegistries(), Timeout: o.RegistryTimeout,
 		Logger: b.log.WithName("layers"), Metrics: layerMetrics,
 	})
 	if err != nil {
@@ -244,7 +248,7 @@ func (b *builder) manifest() error {
 		Metrics: m, Parallelism: o.ApplyParallelism, Requeue: b.requeueUnderWay(),
 		Removal: removal.Rules{Protected: o.ProtectedNamespaces}, AdoptFrom: o.AdoptFrom,
 		Source: &manifestctrl.LayerSource{
-			Fetcher: fetcher, Renderer: b.renderer, Secrets: b.mgr.GetAPIReader(), PullSecret: o.RegistryPullSecret,
+			Fetcher: fetcher, Renderer: b.renderer, Secrets: b.mgr.GetAPIReader(), PullSecret: o.LayerPullSecret(),
 		},
 	}
 	if b.push != nil && b.push.driftEvents != nil {

@@ -128,28 +128,10 @@ spec:
 }
 
 // Publish pushes the module's layer and descriptor to the registry and
-// creates its ModuleTemplate in namespace.
+// creates its ModuleTemplate in namespace, the descriptor embedded.
 func (m Module) Publish(ctx context.Context, kcp client.Client, registryHost, namespace string) error {
-	layer, err := render.TarManifests(map[string][]byte{"module.yaml": []byte(m.Manifests())})
+	raw, err := m.Push(ctx, registryHost)
 	if err != nil {
-		return err
-	}
-	desc := map[string]any{
-		"meta": map[string]any{"schemaVersion": "v2"},
-		"component": map[string]any{
-			"name": "kyma-project.io/module/" + m.Name, "version": m.Version, "provider": "test",
-			"repositoryContexts": []any{map[string]any{"type": "OCIRegistry", "baseUrl": registryHost + "/modules", "componentNameMapping": "urlPath"}},
-			"resources": []any{map[string]any{
-				"name": "raw-manifest", "type": "directory", "relation": "local", "version": m.Version,
-				"access": map[string]any{"type": "localBlob", "localReference": oci.Digest(layer), "mediaType": render.MediaTypeTar},
-			}},
-		},
-	}
-	raw, err := json.Marshal(desc)
-	if err != nil {
-		return err
-	}
-	if _, err := oci.NewPusher(oci.Options{InsecureRegistries: []string{registryHost}}).PushComponentVersion(ctx, raw, []oci.LocalBlob{{MediaType: render.MediaTypeTar, Data: layer}}, nil); err != nil {
 		return err
 	}
 	name := m.TemplateName
@@ -167,6 +149,37 @@ func (m Module) Publish(ctx context.Context, kcp client.Client, registryHost, na
 		tmpl.Spec.Data = &unstructured.Unstructured{Object: m.Data}
 	}
 	return kcp.Create(ctx, tmpl)
+}
+
+// Component is the module's OCM component name.
+func (m Module) Component() string { return "kyma-project.io/module/" + m.Name }
+
+// Push pushes the module's layer and its component version to
+// registryHost/modules and returns the descriptor.
+func (m Module) Push(ctx context.Context, registryHost string) ([]byte, error) {
+	layer, err := render.TarManifests(map[string][]byte{"module.yaml": []byte(m.Manifests())})
+	if err != nil {
+		return nil, err
+	}
+	desc := map[string]any{
+		"meta": map[string]any{"schemaVersion": "v2"},
+		"component": map[string]any{
+			"name": m.Component(), "version": m.Version, "provider": "test",
+			"repositoryContexts": []any{map[string]any{"type": "OCIRegistry", "baseUrl": registryHost + "/modules", "componentNameMapping": "urlPath"}},
+			"resources": []any{map[string]any{
+				"name": "raw-manifest", "type": "directory", "relation": "local", "version": m.Version,
+				"access": map[string]any{"type": "localBlob", "localReference": oci.Digest(layer), "mediaType": render.MediaTypeTar},
+			}},
+		},
+	}
+	raw, err := json.Marshal(desc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := oci.NewPusher(oci.Options{InsecureRegistries: []string{registryHost}}).PushComponentVersion(ctx, raw, []oci.LocalBlob{{MediaType: render.MediaTypeTar, Data: layer}}, nil); err != nil {
+		return nil, err
+	}
+	return raw, nil
 }
 
 // MarkAvailable plays the kubelet: the Deployment reports all replicas available.

@@ -130,6 +130,7 @@ func (r *Reconciler) desiredStatus(kyma *v1beta2.Kyma, results []moduleResult, c
 			"modules not ready: "+strings.Join(notReady, ", "))
 	}
 	r.signatureCondition(kyma, &status, results)
+	descriptorCondition(kyma, &status, results)
 	states = append(states, conditionStates(status.Conditions)...)
 	waiting := falseConditions(status.Conditions)
 	for _, typ := range r.Required {
