@@ -287,7 +287,7 @@ func keepOrNew(old shared.LastOperation, msg string) shared.LastOperation {
 // ownConditions are the condition types this controller writes: its own
 // and those other controllers report through the Board.
 var ownConditions = []string{v1beta2.ConditionModules, v1beta2.ConditionRuntime,
-	v1beta2.ConditionModuleCatalog, v1beta2.ConditionSKRWebhook, ConditionModuleSignatures}
+	v1beta2.ConditionModuleCatalog, v1beta2.ConditionSKRWebhook, ConditionModuleSignatures, ConditionModuleDescriptors}
 
 // writeStatus applies status to the KCP Kyma when it changed. It is the
 // only place that writes the KCP Kyma's status.

@@ -128,6 +128,9 @@ func testOptions() options.Options {
 		// The suite's registry serves plain HTTP on loopback: listed, as
 		// plain HTTP is only for listed registries.
 		opts.InsecureRegistries = []string{reg.Host}
+		// Templates without a descriptor (descriptors_test.go) read it
+		// where testmodule pushes component versions.
+		opts.DescriptorRegistry = options.DescriptorRegistry{Host: reg.Host, SubPath: "modules"}
 	}
 	// This suite tests the operator without the push path (a Kyma is then
 	// nudged where the push path would enqueue it); internal/pushpath tests it.
