@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/lifecycle-manager/kcp-operator/internal/publish"
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
@@ -54,10 +55,14 @@ func TestBinary(t *testing.T) {
 	require.Len(t, docs, 2)
 	assert.Equal(t, "ModuleTemplate", docs[0].GetKind())
 	assert.Equal(t, "ModuleReleaseMeta", docs[1].GetKind())
+	descriptor, _, _ := unstructured.NestedMap(docs[0].Object, "spec", "descriptor")
+	assert.Empty(t, descriptor, "without --embed-descriptor the template has descriptor: {}, as the public modulectl writes it")
 
 	tmplFile := filepath.Join(t.TempDir(), "sample.yaml")
 	require.NoError(t, os.WriteFile(tmplFile, []byte(stdout), 0o600))
-	code, stdout, stderr = exe("s3cret", "verify", "--template", tmplFile, "--insecure", "--username", "team", "--password-stdin", "--verbose")
+	// publish wrote descriptor: {}, as the public modulectl does: verify
+	// reads it where the operator will, in the registry.
+	code, stdout, stderr = exe("s3cret", "verify", "--template", tmplFile, "--registry", reg+"/modules", "--insecure", "--username", "team", "--password-stdin", "--verbose")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "digest verified")
 	objs, err := render.ParseManifests([]byte(stdout))

@@ -33,7 +33,7 @@ func publishArgs(registry string, extra ...string) []string {
 	return append([]string{
 		"publish", "--name", "sample", "--version", "0.1.0",
 		"--manifest", testdata + "/raw", "--default-cr", testdata + "/default-cr.yaml",
-		"--registry", registry + "/modules", "--insecure", "--username", "team", "--password-stdin",
+		"--registry", registry + "/modules", "--insecure", "--username", "team", "--password-stdin", "--embed-descriptor",
 	}, extra...)
 }
 

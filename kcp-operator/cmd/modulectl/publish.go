@@ -102,6 +102,7 @@ func newPublishCommand(s streams, g *globals) *cobra.Command {
 	flags.StringVar(&r.ComponentName, "component-name", "", "OCM component name (default kyma-project.io/module/<name>)")
 	flags.StringVar(&r.Provider, "provider", publish.DefaultProvider, "OCM provider of the component")
 	flags.StringVar(&r.Manager, "manager", "", "name of the Deployment or StatefulSet that is the module's manager (default: the only Deployment)")
+	flags.BoolVar(&r.EmbedDescriptor, "embed-descriptor", false, "write the component descriptor into the ModuleTemplate too; without it the template has descriptor: {} as the public modulectl writes it, and the operator reads the descriptor from the registry (--oci-registry-host)")
 	flags.BoolVar(&r.DryRun, "dry-run", false, "check and write everything, push nothing")
 	flags.BoolVar(&r.Overwrite, "overwrite", false, "replace a version already published with other content")
 	flags.StringVar(&r.SignKey, "sign-key", "", "PEM file with the private key (ECDSA or Ed25519) that signs the component descriptor")

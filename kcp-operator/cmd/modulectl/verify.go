@@ -14,8 +14,10 @@ import (
 const verifyHelp = `Check a published module the way the operator will install it.
 
 verify reads the ModuleTemplate in --template (a file publish wrote; other
-documents in it are ignored), checks that the registry holds the same
-component descriptor for the version, fetches every layer of the module
+documents in it are ignored) and its component descriptor: from --registry
+when the template has none (descriptor: {}, what publish writes unless
+--embed-descriptor), else the embedded one, which the registry must hold
+for the version too; fetches every layer of the module
 and checks it against its digest, renders the module as the operator does
 (for --runtime-namespace), and checks the default CR against the module's
 CRDs. It prints the resources the operator would apply, in apply order,
@@ -28,7 +30,7 @@ a trusted CA and has not expired. The signature covers the descriptor with
 the digest of every layer (each layer is then checked against its digest)
 and the digest of the default CR.`
 
-const verifyExamples = `  modulectl verify --template sample.yaml --insecure
+const verifyExamples = `  modulectl verify --template sample.yaml --registry registry.example.com/modules
 
   # The signature too, against the team's public key or the company CA
   modulectl verify --template sample.yaml --trust release.pub --trust company-ca.crt
@@ -38,6 +40,8 @@ const verifyExamples = `  modulectl verify --template sample.yaml --insecure
 
 type verifyFlags struct {
 	template         string
+	registry         string
+	component        string
 	runtimeNamespace string
 	trust            []string
 	login            login
@@ -58,6 +62,8 @@ func newVerifyCommand(s streams, g *globals) *cobra.Command {
 	flags := cmd.Flags()
 	flags.StringVar(&f.template, "template", "", "file with the ModuleTemplate to verify (required)")
 	flags.StringVar(&f.runtimeNamespace, "runtime-namespace", shared.DefaultRuntimeNamespace, "namespace the module is rendered for")
+	flags.StringVar(&f.registry, "registry", "", "registry and path the module was published to, host[:port][/path]: where a template without a descriptor (descriptor: {}) has it")
+	flags.StringVar(&f.component, "component-name", "", "OCM component name of such a template (default kyma-project.io/module/<module name>)")
 	flags.StringSliceVar(&f.trust, "trust", nil, "PEM file of trusted public keys (ECDSA, Ed25519) or CA certificates; the template's signature must verify against them (repeatable)")
 	f.login.register(flags)
 	return cmd
@@ -80,7 +86,7 @@ func runVerify(cmd *cobra.Command, s streams, g *globals, f *verifyFlags) error 
 	if err != nil {
 		return err
 	}
-	v, err := publish.Verify(cmd.Context(), publish.VerifyRequest{Template: tmpl, RuntimeNamespace: f.runtimeNamespace, Trust: trust}, access)
+	v, err := publish.Verify(cmd.Context(), publish.VerifyRequest{Template: tmpl, RuntimeNamespace: f.runtimeNamespace, Trust: trust, Registry: f.registry, Component: f.component}, access)
 	if err != nil {
 		return err
 	}

@@ -25,9 +25,9 @@ const maxEntries = 4096
 
 // Config says where the descriptors are.
 type Config struct {
-	// Host is host[:port][/path] of the registry; an http:// prefix means
-	// plain HTTP (the host is then reached so for layers too), https:// is
-	// the default. Empty: the only login of CredSecret.
+	// Host is host[:port][/path] of the registry, with an optional scheme;
+	// plain HTTP is for the Fetcher's insecure registries only. Empty: the
+	// only login of CredSecret.
 	Host string
 	// SubPath is appended to Host, e.g. a project in a general-purpose registry.
 	SubPath string
@@ -37,24 +37,12 @@ type Config struct {
 	// Secrets reads CredSecret: an uncached reader, as the manager's
 	// cache holds only the Secrets of Kymas.
 	Secrets client.Reader
-	// Fetcher reads the registry; it must allow plain HTTP for Host when
-	// Host says http:// (see Insecure).
+	// Fetcher reads the registry.
 	Fetcher *oci.Fetcher
 }
 
 // Configured reports whether there is a registry to read from.
 func (c Config) Configured() bool { return c.Host != "" || c.CredSecret.Name != "" }
-
-// Insecure returns the host Host names with http://, to be listed among
-// the insecure registries; "" otherwise.
-func (c Config) Insecure() string {
-	rest, ok := strings.CutPrefix(c.Host, "http://")
-	if !ok {
-		return ""
-	}
-	host, _, _ := strings.Cut(rest, "/")
-	return host
-}
 
 // base is Host without its scheme, with SubPath.
 func base(host, subPath string) string {

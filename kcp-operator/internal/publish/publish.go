@@ -184,9 +184,13 @@ func build(req *Request, in *inputs, manager *v1beta2.Manager) (*Result, error) 
 	if sign != nil {
 		signed = sign.info
 	}
+	embedded := []byte("{}")
+	if req.EmbedDescriptor {
+		embedded = jsonDoc
+	}
 	tmpl, err := newTemplate(templateInput{
 		module: req.Name, version: req.Version, namespace: req.Namespace, mandatory: req.Mandatory,
-		descriptor: jsonDoc, defaultCR: in.defaultCR, manager: manager, signature: signed,
+		descriptor: embedded, defaultCR: in.defaultCR, manager: manager, signature: signed,
 	})
 	if err != nil {
 		return nil, err

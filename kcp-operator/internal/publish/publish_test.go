@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 func rawRequest(reg *testRegistry) publish.Request {
 	return publish.Request{
 		Name: "sample", Version: "0.1.0", Manifests: "testdata/raw", DefaultCR: "testdata/default-cr.yaml",
-		Registry: reg.base(), Channels: []string{"regular"},
+		Registry: reg.base(), Channels: []string{"regular"}, EmbedDescriptor: true,
 	}
 }
 
@@ -40,6 +40,7 @@ func chartRequest(reg *testRegistry) publish.Request {
 	return publish.Request{
 		Name: "sample", Version: "0.3.0-rc.1+build.7", Chart: "testdata/chart/sample", Config: "testdata/chart-config.yaml",
 		DefaultCR: "testdata/default-cr.yaml", Registry: "http://" + reg.base(), Channels: []string{"fast", "regular"},
+		EmbedDescriptor: true,
 	}
 }
 

@@ -81,6 +81,12 @@ type Request struct {
 	// first); SignName the signature's name (default signature.DefaultName).
 	SignKey, SignCert, SignName string
 
+	// EmbedDescriptor writes the descriptor into the ModuleTemplate too;
+	// without it the template has descriptor: {}, as the public modulectl
+	// writes it, and the operator reads the descriptor from the registry
+	// (the component the ModuleReleaseMeta names, at spec.version).
+	EmbedDescriptor bool
+
 	// DryRun checks and builds everything, but pushes nothing.
 	DryRun bool
 	// Overwrite replaces a version already published with other content.

@@ -79,7 +79,7 @@ func (s *signing) sign(d *v2Descriptor, unsigned []byte) ([]byte, error) {
 
 // verifySignature checks the template's signature when there are trust
 // anchors, and warns that it is unchecked when there are none.
-func verifySignature(req VerifyRequest, access Access, v *Verified) error {
+func verifySignature(req VerifyRequest, doc *signature.Document, access Access, v *Verified) error {
 	tmpl := req.Template
 	if req.Trust == nil {
 		if name := tmpl.Labels[signatureLabel]; name != "" {
@@ -87,11 +87,15 @@ func verifySignature(req VerifyRequest, access Access, v *Verified) error {
 		}
 		return nil
 	}
-	checked, err := signature.VerifyTemplate(tmpl, req.Trust, time.Now())
+	checked, err := signature.VerifyTemplateWith(tmpl, doc, req.Trust, time.Now())
 	if err != nil {
 		return verificationFailed("ModuleTemplate %s: %w", tmpl.Name, err)
 	}
-	d, err := signature.DigestOf(tmpl.Spec.Descriptor.Raw)
+	raw := tmpl.Spec.Descriptor.Raw
+	if doc != nil {
+		raw = doc.Raw
+	}
+	d, err := signature.DigestOf(raw)
 	if err != nil {
 		return verificationFailed("ModuleTemplate %s: %w", tmpl.Name, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,6 +13,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
+	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 	"github.com/lifecycle-manager/kcp-operator/internal/signature"
 )
 
@@ -25,6 +27,12 @@ type VerifyRequest struct {
 	// Trust are the anchors to check the template's signature against;
 	// nil checks no signature (a signed template is then a warning).
 	Trust *signature.Trust
+	// Registry is where a template without a descriptor (descriptor: {})
+	// has it: host[:port][/path], as given to publish; http:// means plain HTTP.
+	Registry string
+	// Component is the OCM component of such a template (default
+	// ComponentPrefix + the module name).
+	Component string
 }
 
 // Verified is a module version as the operator would install it.
@@ -63,7 +71,15 @@ func Verify(ctx context.Context, req VerifyRequest, access Access) (*Verified, e
 	if module == "" {
 		return nil, invalid("ModuleTemplate %s has neither spec.moduleName nor the label %s", tmpl.Name, shared.ModuleNameLabel)
 	}
-	d, err := descriptor.Parse(tmpl.Spec.Descriptor.Raw)
+	doc, err := registryDescriptor(ctx, req, access, module)
+	if err != nil {
+		return nil, err
+	}
+	raw := tmpl.Spec.Descriptor.Raw
+	if doc != nil {
+		raw = doc.Raw
+	}
+	d, err := descriptor.Parse(raw)
 	if err != nil {
 		return nil, invalid("ModuleTemplate %s: spec.descriptor: %w", tmpl.Name, err)
 	}
@@ -72,10 +88,10 @@ func Verify(ctx context.Context, req VerifyRequest, access Access) (*Verified, e
 		return nil, invalid("ModuleTemplate %s: spec.descriptor: %w", tmpl.Name, err)
 	}
 	v := &Verified{Module: module, Version: d.Version, Component: d.Name, Repository: repo}
-	if err := verifySignature(req, access, v); err != nil {
+	if err := verifySignature(req, doc, access, v); err != nil {
 		return nil, err
 	}
-	fetched, err := fetchModule(ctx, d, tmpl, access, v)
+	fetched, err := fetchModule(ctx, d, tmpl, doc, access, v)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +116,7 @@ func ModuleName(t *v1beta2.ModuleTemplate) string {
 var moduleLayers = map[string]bool{ResourceRawManifest: true, ResourceHelmChart: true, ResourceConfig: true}
 
 // fetchModule checks the registry's descriptor and fetches every layer.
-func fetchModule(ctx context.Context, d *descriptor.Descriptor, tmpl *v1beta2.ModuleTemplate, access Access, v *Verified) (map[string]Layer, error) {
+func fetchModule(ctx context.Context, d *descriptor.Descriptor, tmpl *v1beta2.ModuleTemplate, doc *signature.Document, access Access, v *Verified) (map[string]Layer, error) {
 	host := registryHost(v.Repository)
 	keys, err := access.keychain(host)
 	if err != nil {
@@ -110,8 +126,10 @@ func fetchModule(ctx context.Context, d *descriptor.Descriptor, tmpl *v1beta2.Mo
 	if err != nil {
 		return nil, registryError(err)
 	}
-	if err := checkStoredDescriptor(ctx, fetcher, keys, d, tmpl, v.Repository); err != nil {
-		return nil, err
+	if doc == nil { // a descriptor read from the registry is the stored one
+		if err := checkStoredDescriptor(ctx, fetcher, keys, d, tmpl, v.Repository); err != nil {
+			return nil, err
+		}
 	}
 	access.printf("found      %s:%s in %s", d.Name, d.Version, v.Repository)
 	layers := map[string]Layer{}
@@ -210,4 +228,40 @@ func hasObject(objs []*unstructured.Unstructured, m *v1beta2.Manager) bool {
 		}
 	}
 	return false
+}
+
+// registryDescriptor reads the descriptor of a template that embeds none
+// (descriptor: {}, what publish writes unless told to embed) from
+// req.Registry, as the operator does; nil for a template that embeds one.
+func registryDescriptor(ctx context.Context, req VerifyRequest, access Access, module string) (*signature.Document, error) {
+	tmpl := req.Template
+	if resolve.Embeds(tmpl) {
+		return nil, nil
+	}
+	if req.Registry == "" {
+		return nil, usageError("ModuleTemplate %s has no descriptor (descriptor: {}): it is in the registry; pass --registry", tmpl.Name)
+	}
+	component := req.Component
+	if component == "" {
+		component = ComponentPrefix + module
+	}
+	host := registryHost(req.Registry)
+	keys, err := access.keychain(host)
+	if err != nil {
+		return nil, err
+	}
+	fetcher, err := oci.NewFetcher(access.ociOptions(host, strings.HasPrefix(req.Registry, "http://")))
+	if err != nil {
+		return nil, registryError(err)
+	}
+	repo := oci.ComponentRepository(strings.TrimPrefix(strings.TrimPrefix(req.Registry, "http://"), "https://"), component)
+	cv, err := fetcher.ComponentVersion(ctx, repo, tmpl.Spec.Version, keys)
+	if errors.Is(err, oci.ErrNotFound) {
+		return nil, &Error{Kind: ErrRegistry, Err: fmt.Errorf("%s:%s is not published in %s: %w", component, tmpl.Spec.Version, repo, err)}
+	}
+	if err != nil {
+		return nil, registryError(err)
+	}
+	access.printf("read       the descriptor of %s:%s from %s", component, tmpl.Spec.Version, repo)
+	return &signature.Document{Raw: cv.Descriptor, Digest: cv.DescriptorDigest}, nil
 }
