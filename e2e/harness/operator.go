@@ -108,6 +108,9 @@ func (h *Harness) configureOperator(ctx context.Context) error {
 	if host, _, _ := strings.Cut(h.Registry, "/"); host != "" {
 		// The harness's registry serves plain HTTP: only a listed registry is.
 		args = append(args, "--insecure-registries="+host)
+		// modulectl writes templates with descriptor: {}; the descriptors
+		// are read where it pushed them.
+		args = append(args, "--oci-registry-host="+h.Registry)
 	}
 	h.Operator = &Process{
 		Name: "kcp-operator", Bin: h.Bin.Operator, Log: filepath.Join(h.RunDir, "logs", "kcp-operator.log"),

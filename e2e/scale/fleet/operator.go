@@ -62,6 +62,9 @@ func (f *Fleet) StartOperator(ctx context.Context) error {
 	if host, _, _ := strings.Cut(f.Registry, "/"); host != "" {
 		// The fleet's registry serves plain HTTP: only a listed registry is.
 		args = append(args, "--insecure-registries="+host)
+		// modulectl writes templates with descriptor: {}; the descriptors
+		// are read where it pushed them.
+		args = append(args, "--oci-registry-host="+f.Registry)
 	}
 	if f.opts.ProfileSeconds > 0 {
 		op.PprofAddr = loop(ports[3])
