@@ -9,6 +9,11 @@
 // internal modules resolve only for Kymas labelled for them. Mandatory
 // modules are found separately, for every Kyma.
 //
+// A template without a descriptor (spec.descriptor: {}, as the public
+// modulectl writes them) gets the one of its version in the registry, for
+// the component its ModuleReleaseMeta names (see WithComponents and package
+// componentsource); its signature is checked on that descriptor.
+//
 // Lookups go through field indexes of the manager's cache (see Indexes), so
 // resolving a module costs no API request.
 package resolve
