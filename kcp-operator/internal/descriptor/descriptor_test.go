@@ -182,3 +182,9 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestAbsent(t *testing.T) {
+	for raw, want := range map[string]bool{"": true, "null": true, "{}": true, " { \n } ": true, "{": false, `{"meta":{}}`: false, "meta: {}": false} {
+		assert.Equal(t, want, descriptor.Absent([]byte(raw)), "%q", raw)
+	}
+}

@@ -46,6 +46,20 @@ type v3Document struct {
 	} `json:"spec"`
 }
 
+// Absent reports whether a template's spec.descriptor holds no descriptor
+// at all — empty, null or {}, as the public modulectl writes templates whose
+// descriptor is in the registry — rather than a bad one.
+func Absent(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return true
+	}
+	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+		return false // YAML or junk: Parse says what is wrong
+	}
+	return len(bytes.TrimSpace(raw[1:len(raw)-1])) == 0
+}
+
 // Parse reads a descriptor from JSON or YAML.
 func Parse(raw []byte) (*Descriptor, error) {
 	if len(raw) == 0 {

@@ -13,7 +13,6 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
-	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 	"github.com/lifecycle-manager/kcp-operator/internal/signature"
 )
 
@@ -235,7 +234,7 @@ func hasObject(objs []*unstructured.Unstructured, m *v1beta2.Manager) bool {
 // req.Registry, as the operator does; nil for a template that embeds one.
 func registryDescriptor(ctx context.Context, req VerifyRequest, access Access, module string) (*signature.Document, error) {
 	tmpl := req.Template
-	if resolve.Embeds(tmpl) {
+	if !descriptor.Absent(tmpl.Spec.Descriptor.Raw) {
 		return nil, nil
 	}
 	if req.Registry == "" {

@@ -1,7 +1,6 @@
 package resolve
 
 import (
-	"bytes"
 	"context"
 
 	"github.com/lifecycle-manager/api/v1beta2"
@@ -21,18 +20,8 @@ func (r *Resolver) WithComponents(s *componentsource.Source) *Resolver {
 	return r
 }
 
-// Embeds reports whether a template carries its descriptor: not empty,
-// null or {}.
-func Embeds(t *v1beta2.ModuleTemplate) bool {
-	raw := bytes.TrimSpace(t.Spec.Descriptor.Raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return false
-	}
-	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
-		return true // YAML or junk: Parse says what is wrong
-	}
-	return len(bytes.TrimSpace(raw[1:len(raw)-1])) != 0
-}
+// Embeds reports whether a template carries its descriptor (see descriptor.Absent).
+func Embeds(t *v1beta2.ModuleTemplate) bool { return !descriptor.Absent(t.Spec.Descriptor.Raw) }
 
 // descriptorOf returns the template's descriptor, and the document it came
 // from when that is the registry.
