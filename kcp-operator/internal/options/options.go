@@ -129,6 +129,9 @@ type Options struct {
 
 	// Webhook is the conversion webhook of the v1beta1 API (webhook.go).
 	Webhook Webhook
+	// Replicas are the leader election timings and the leader's event
+	// endpoint (replicas.go).
+	Replicas Replicas
 }
 
 // Default returns the defaults, tuned for a KCP with thousands of runtimes
@@ -137,6 +140,7 @@ func Default() Options {
 	return Options{
 		MetricsAddr:      ":8080",
 		Webhook:          defaultWebhook(),
+		Replicas:         defaultReplicas(),
 		HealthAddr:       ":8081",
 		LeaderElect:      true,
 		LeaderElectionID: "lifecycle-manager.operator.kyma-project.io",
@@ -222,6 +226,7 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	o.bindRequeue(fs)
 	o.bindPush(fs)
 	o.Webhook.bind(fs)
+	o.Replicas.bind(fs)
 }
 
 // bindManager binds the flags of the manager, the KCP and runtime clients.
@@ -389,6 +394,7 @@ func (o *Options) Validate() error {
 	}
 	errs = append(errs, o.validateSignatures()...)
 	errs = append(errs, o.Webhook.validate(o.AgentInstall || o.ListenerAddr != "")...)
+	errs = append(errs, o.Replicas.validate()...)
 	if len(o.Namespaces) == 0 {
 		errs = append(errs, errors.New("--namespaces must name at least one KCP namespace"))
 	}
