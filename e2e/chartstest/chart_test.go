@@ -20,8 +20,10 @@ func TestDefaults(t *testing.T) {
 		"NetworkPolicy lifecycle-manager/kcp-operator",
 		"Role istio-system/kcp-operator",
 		"Role kcp-system/kcp-operator",
+		"Role lifecycle-manager/kcp-operator",
 		"RoleBinding istio-system/kcp-operator",
 		"RoleBinding kcp-system/kcp-operator",
+		"RoleBinding lifecycle-manager/kcp-operator",
 		"Service lifecycle-manager/kcp-operator-events",
 		"Service lifecycle-manager/kcp-operator-metrics",
 		"Service lifecycle-manager/kcp-operator-webhook",
@@ -69,47 +71,52 @@ func TestDefaults(t *testing.T) {
   name: layer-cache`, toYAML(t, pod["volumes"]))
 
 	assert.Equal(t, map[string]string{
-		"--namespaces":                "kcp-system",
-		"--leader-elect":              "true",
-		"--leader-election-id":        "lifecycle-manager.operator.kyma-project.io",
-		"--leader-election-namespace": "kcp-system",
-		"--metrics-bind-address":      ":8080",
-		"--health-probe-bind-address": ":8081",
-		"--layer-cache-dir":           "/var/cache/lifecycle-manager/layers",
-		"--layer-cache-mb":            "1024",
-		"--listener-bind-address":     ":8082",
-		"--listener-mode":             "gateway",
-		"--listener-trusted-proxies":  "10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,100.64.0.0/10,fd00::/8",
-		"--watcher-controller":        "true",
-		"--istio-gateway-name":        "lifecycle-manager-events",
-		"--istio-gateway-namespace":   "kcp-system",
-		"--istio-gateway-hosts":       "*",
-		"--istio-gateway-secret":      "lifecycle-manager-endpoint-tls",
-		"--istio-gateway-selector":    "istio=ingressgateway",
-		"--istio-gateway-port":        "443",
-		"--agent-install":             "true",
-		"--agent-kcp-address":         "skr-events.kcp.example.com:443",
-		"--agent-image":               "registry.example.com/skr-agent:1.2.3",
-		"--agent-contract":            "v2",
-		"--module-drift-watch":        "true",
-		"--module-signature-policy":   "warn",
-		"--requeue-no-push":           "1m",
-		"--push-recheck-delay":        "500ms",
-		"--webhook-bind-address":      ":9443",
-		"--webhook-service":           "lifecycle-manager/kcp-operator-webhook",
-		"--webhook-service-port":      "443",
-		"--webhook-secret":            "lifecycle-manager-webhook-tls",
-		"--cert-backend":              "builtin",
-		"--cert-namespace":            "kcp-system",
-		"--cert-key-algorithm":        "ecdsa-p256",
-		"--cert-bundle-secret":        "lifecycle-manager-ca-bundle",
-		"--cert-ca-secret":            "lifecycle-manager-ca",
-		"--cert-ca-secret-namespace":  "kcp-system",
-		"--cert-endpoint-secret":      "lifecycle-manager-endpoint-tls",
-		"--cert-endpoint-namespace":   "istio-system",
-		"--cert-endpoint-dns-names":   "skr-events.kcp.example.com",
-		"--zap-log-level":             "info",
-		"--zap-encoder":               "json",
+		"--namespaces":                     "kcp-system",
+		"--leader-elect":                   "true",
+		"--leader-election-id":             "lifecycle-manager.operator.kyma-project.io",
+		"--leader-election-namespace":      "kcp-system",
+		"--leader-election-lease-duration": "15s",
+		"--leader-election-renew-deadline": "10s",
+		"--leader-election-retry-period":   "2s",
+		"--metrics-bind-address":           ":8080",
+		"--health-probe-bind-address":      ":8081",
+		"--layer-cache-dir":                "/var/cache/lifecycle-manager/layers",
+		"--layer-cache-mb":                 "1024",
+		"--listener-bind-address":          ":8082",
+		"--listener-mode":                  "gateway",
+		"--listener-service":               "lifecycle-manager/kcp-operator-events",
+		"--listener-endpoint-ip":           "$(POD_IP)",
+		"--listener-trusted-proxies":       "10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,100.64.0.0/10,fd00::/8",
+		"--watcher-controller":             "true",
+		"--istio-gateway-name":             "lifecycle-manager-events",
+		"--istio-gateway-namespace":        "kcp-system",
+		"--istio-gateway-hosts":            "*",
+		"--istio-gateway-secret":           "lifecycle-manager-endpoint-tls",
+		"--istio-gateway-selector":         "istio=ingressgateway",
+		"--istio-gateway-port":             "443",
+		"--agent-install":                  "true",
+		"--agent-kcp-address":              "skr-events.kcp.example.com:443",
+		"--agent-image":                    "registry.example.com/skr-agent:1.2.3",
+		"--agent-contract":                 "v2",
+		"--module-drift-watch":             "true",
+		"--module-signature-policy":        "warn",
+		"--requeue-no-push":                "1m",
+		"--push-recheck-delay":             "500ms",
+		"--webhook-bind-address":           ":9443",
+		"--webhook-service":                "lifecycle-manager/kcp-operator-webhook",
+		"--webhook-service-port":           "443",
+		"--webhook-secret":                 "lifecycle-manager-webhook-tls",
+		"--cert-backend":                   "builtin",
+		"--cert-namespace":                 "kcp-system",
+		"--cert-key-algorithm":             "ecdsa-p256",
+		"--cert-bundle-secret":             "lifecycle-manager-ca-bundle",
+		"--cert-ca-secret":                 "lifecycle-manager-ca",
+		"--cert-ca-secret-namespace":       "kcp-system",
+		"--cert-endpoint-secret":           "lifecycle-manager-endpoint-tls",
+		"--cert-endpoint-namespace":        "istio-system",
+		"--cert-endpoint-dns-names":        "skr-events.kcp.example.com",
+		"--zap-log-level":                  "info",
+		"--zap-encoder":                    "json",
 	}, objs.args(t))
 }
 
@@ -119,7 +126,14 @@ func TestListenerServiceAndWatcher(t *testing.T) {
 	objs := mustRender(t, baseValues(), "lifecycle-manager")
 	svc := objs.one(t, "Service", "kcp-operator-events")
 	assert.Equal(t, "ClusterIP", field(t, svc, "spec", "type"))
-	assert.Equal(t, toYAML(t, field(t, objs.one(t, "Deployment"), "spec", "selector", "matchLabels")), toYAML(t, field(t, svc, "spec", "selector")))
+	assert.NotContains(t, svc.Object["spec"], "selector", "the leader keeps the endpoints: a standby gets no events")
+	args := objs.args(t)
+	assert.Equal(t, "lifecycle-manager/kcp-operator-events", args["--listener-service"])
+	assert.Equal(t, "$(POD_IP)", args["--listener-endpoint-ip"])
+	assert.Contains(t, toYAML(t, objs.container(t)["env"]), `- name: POD_IP
+  valueFrom:
+    fieldRef:
+      fieldPath: status.podIP`)
 	assert.Equal(t, `- name: http-events
   port: 8082
   protocol: TCP
@@ -233,7 +247,20 @@ func TestServiceMonitorAndTwoReplicas(t *testing.T) {
   scheme: http
   scrapeTimeout: 10s`, toYAML(t, field(t, sm, "spec", "endpoints")))
 	assert.EqualValues(t, 2, field(t, objs.one(t, "Deployment"), "spec", "replicas"))
-	assert.EqualValues(t, 1, field(t, objs.one(t, "PodDisruptionBudget"), "spec", "minAvailable"))
+	pdb := objs.one(t, "PodDisruptionBudget")
+	assert.EqualValues(t, 1, field(t, pdb, "spec", "minAvailable"))
+	assert.Equal(t, toYAML(t, field(t, objs.one(t, "Deployment"), "spec", "selector", "matchLabels")), toYAML(t, field(t, pdb, "spec", "selector", "matchLabels")))
+	args := objs.args(t)
+	assert.Equal(t, []string{"15s", "10s", "2s"}, []string{args["--leader-election-lease-duration"],
+		args["--leader-election-renew-deadline"], args["--leader-election-retry-period"]}, "controller-runtime's timings, explicit")
+
+	set(v, "leaderElection.leaseDuration", "6s")
+	set(v, "leaderElection.renewDeadline", "4s")
+	set(v, "leaderElection.retryPeriod", "1s")
+	args = mustRender(t, v, "lifecycle-manager").args(t)
+	assert.Equal(t, []string{"6s", "4s", "1s"}, []string{args["--leader-election-lease-duration"],
+		args["--leader-election-renew-deadline"], args["--leader-election-retry-period"]})
+	assert.Empty(t, mustRender(t, set(v, "replicaCount", 1), "lifecycle-manager").all("PodDisruptionBudget"), "one replica: no budget to keep")
 }
 
 func TestDirectMode(t *testing.T) {
