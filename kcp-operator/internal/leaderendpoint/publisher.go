@@ -43,7 +43,11 @@ type Publisher struct {
 	Ready func() bool
 	// Poll is how often Ready and failed writes are retried.
 	Poll time.Duration
-	Log  logr.Logger
+	// Recheck is how often the leader reads the slice back and writes it
+	// again if it no longer names this replica as ready (deleted with a
+	// recreated Service, edited by hand).
+	Recheck time.Duration
+	Log     logr.Logger
 }
 
 // NeedLeaderElection is false: see Publisher.
@@ -62,7 +66,7 @@ func (p *Publisher) Start(ctx context.Context) error {
 	if !p.publishWhenReady(ctx) {
 		return nil
 	}
-	<-ctx.Done()
+	p.keep(ctx)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
 	defer cancel()
 	if err := p.withdraw(wctx); err != nil {
@@ -92,6 +96,37 @@ func (p *Publisher) publishWhenReady(ctx context.Context) bool {
 		}
 	}
 }
+
+// keep rewrites the slice whenever it stops naming this replica as
+// ready, until ctx ends.
+func (p *Publisher) keep(ctx context.Context) {
+	if p.Recheck <= 0 {
+		<-ctx.Done()
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(p.Recheck):
+		}
+		s := &discoveryv1.EndpointSlice{}
+		err := p.Reader.Get(ctx, types.NamespacedName{Namespace: p.Service.Namespace, Name: SliceName(p.Service.Name)}, s)
+		if err == nil && Names(s, p.IP) && isReady(s.Endpoints[0]) && ctx.Err() == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err := p.publish(ctx); err != nil {
+			p.Log.Error(err, "pointing the listener's Service at this replica again")
+			continue
+		}
+		p.Log.Info("the listener's EndpointSlice had changed; it names this replica again", "service", p.Service)
+	}
+}
+
+func isReady(e discoveryv1.Endpoint) bool { return e.Conditions.Ready != nil && *e.Conditions.Ready }
 
 // publish writes the slice with this replica as its one ready endpoint.
 func (p *Publisher) publish(ctx context.Context) error {

@@ -35,7 +35,7 @@ func newEnv(t *testing.T, service string) *testenv.Env {
 	require.NoError(t, env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	require.NoError(t, env.Client.Create(t.Context(), &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: service},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https-events", Port: 8082, TargetPort: intstr.FromString("listener")}}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https-events", Port: 8082, TargetPort: intstr.FromString("listener")}}},
 	}))
 	return env
 }
@@ -68,7 +68,7 @@ func (r *replica) stopped() error {
 	return r.err
 }
 
-func startReplica(t *testing.T, env *testenv.Env, ip string, port int) *replica {
+func startReplica(t *testing.T, env *testenv.Env, ip string, port int, recheck time.Duration) *replica {
 	t.Helper()
 	lease, renew, retry := 3*time.Second, 2*time.Second, 200*time.Millisecond
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
@@ -80,7 +80,7 @@ func startReplica(t *testing.T, env *testenv.Env, ip string, port int) *replica 
 	require.NoError(t, mgr.Add(&leaderendpoint.Publisher{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Service: types.NamespacedName{Namespace: ns, Name: "events"},
 		IP: netip.MustParseAddr(ip), Elected: mgr.Elected(), Port: func() int { return port }, Ready: func() bool { return true },
-		Poll: 50 * time.Millisecond, Log: testr.New(t).WithValues("replica", ip),
+		Poll: 50 * time.Millisecond, Recheck: recheck, Log: testr.New(t).WithValues("replica", ip),
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{ip: ip, stop: cancel, done: make(chan struct{})}
@@ -94,8 +94,8 @@ func startReplica(t *testing.T, env *testenv.Env, ip string, port int) *replica 
 
 func TestOnlyTheLeaderIsInTheListenerServiceAndTheStandbyTakesOver(t *testing.T) {
 	env := newEnv(t, "events")
-	a := startReplica(t, env, "10.0.0.1", 8082)
-	b := startReplica(t, env, "10.0.0.2", 8082)
+	a := startReplica(t, env, "10.0.0.1", 8082, time.Second)
+	b := startReplica(t, env, "10.0.0.2", 8082, time.Second)
 
 	var leader, standby *replica
 	require.Eventually(t, func() bool {
@@ -128,7 +128,7 @@ func TestAStoppingLeaderMarksItsEndpointNotReadyButNeverItsSuccessors(t *testing
 	env := newEnv(t, "events")
 	for name, successor := range map[string]bool{"alone": false, "after a successor wrote the slice": true} {
 		t.Run(name, func(t *testing.T) {
-			r := startReplica(t, env, "10.0.0.3", 9000)
+			r := startReplica(t, env, "10.0.0.3", 9000, 0) // no recheck: the test plays the successor
 			require.Eventually(t, func() bool {
 				s, err := slice(t, env, "events")
 				return err == nil && readyAt(s, r.ip, 9000)
@@ -180,4 +180,25 @@ func TestNothingIsPublishedBeforeTheListenerHasConsumers(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "no slice without consumers: %v", err)
 	cancel()
 	require.NoError(t, <-done)
+}
+
+func TestTheLeaderWritesItsEndpointAgainWhenTheSliceIsLostOrChanged(t *testing.T) {
+	env := newEnv(t, "events")
+	r := startReplica(t, env, "10.0.0.6", 8082, 100*time.Millisecond)
+	published := func() bool {
+		s, err := slice(t, env, "events")
+		return err == nil && readyAt(s, r.ip, 8082)
+	}
+	require.Eventually(t, published, timeout, tick)
+	s, err := slice(t, env, "events")
+	require.NoError(t, err)
+	require.NoError(t, env.Client.Delete(t.Context(), s))
+	require.Eventually(t, published, timeout, tick, "a deleted slice comes back")
+
+	s, err = slice(t, env, "events")
+	require.NoError(t, err)
+	no := false
+	s.Endpoints[0].Conditions.Ready = &no
+	require.NoError(t, env.Client.Update(t.Context(), s))
+	require.Eventually(t, published, timeout, tick, "an endpoint marked not ready by someone else is ready again")
 }

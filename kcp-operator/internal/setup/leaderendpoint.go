@@ -33,7 +33,7 @@ func addLeaderEndpoint(mgr manager.Manager, srv *listener.Server, opts options.R
 		Service: types.NamespacedName{Namespace: namespace, Name: name}, IP: ip, Elected: mgr.Elected(),
 		Port:  func() int { return listenerPort(srv) },
 		Ready: func() bool { return srv.HasConsumer(KymaManager) && srv.HasConsumer(agent.DriftManager) },
-		Poll:  100 * time.Millisecond, Log: log.WithName("leader-endpoint"),
+		Poll:  100 * time.Millisecond, Recheck: 10 * time.Second, Log: log.WithName("leader-endpoint"),
 	}
 	if err := mgr.Add(p); err != nil {
 		return fmt.Errorf("adding the listener's leader endpoint: %w", err)
