@@ -25,6 +25,7 @@ const frontPoll = 20 * time.Millisecond
 // loopback at the slice's port) and refuses connections while none is.
 // TLS passes through untouched, so the agents' mTLS ends at the listener.
 type Front struct {
+	ctx     context.Context
 	ln      net.Listener
 	target  atomic.Pointer[string]
 	stop    context.CancelFunc
@@ -41,7 +42,7 @@ func StartFront(ctx context.Context, c client.Client, addr string, service clien
 		return nil, fmt.Errorf("the front of %s: %w", service.Name, err)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	f := &Front{ln: ln, stop: cancel, conns: map[net.Conn]struct{}{}}
+	f := &Front{ctx: ctx, ln: ln, stop: cancel, conns: map[net.Conn]struct{}{}}
 	f.wg.Add(2)
 	go f.follow(ctx, c, service)
 	go f.accept()
@@ -89,7 +90,7 @@ func (f *Front) serve(in net.Conn) {
 		_ = in.Close()
 		return
 	}
-	out, err := net.DialTimeout("tcp", *target, time.Second)
+	out, err := (&net.Dialer{Timeout: time.Second}).DialContext(f.ctx, "tcp", *target)
 	if err != nil {
 		f.refused.Add(1)
 		_ = in.Close()

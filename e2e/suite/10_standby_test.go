@@ -157,7 +157,10 @@ func startStream(t *testing.T, rt *harness.Runtime) *stream {
 				s.seen[n] = true
 				s.mu.Unlock()
 			}
-			time.Sleep(10 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-time.After(10 * time.Millisecond):
+			}
 		}
 	}()
 	t.Cleanup(func() { s.stop() })
@@ -195,10 +198,11 @@ func writeStream(ctx context.Context, rt *harness.Runtime, n int64) error {
 				return nil
 			}
 		}
-		if ctx.Err() != nil {
+		select {
+		case <-ctx.Done():
 			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -29,21 +29,21 @@ const (
 	tick    = 20 * time.Millisecond
 )
 
-func newEnv(t *testing.T, service string) *testenv.Env {
+func newEnv(t *testing.T) *testenv.Env {
 	t.Helper()
 	env := testenv.New(t, testenv.Options{WithoutAPICRDs: true})
 	require.NoError(t, env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	require.NoError(t, env.Client.Create(t.Context(), &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: service},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "events"},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https-events", Port: 8082, TargetPort: intstr.FromString("listener")}}},
 	}))
 	return env
 }
 
-func slice(t *testing.T, env *testenv.Env, service string) (*discoveryv1.EndpointSlice, error) {
+func slice(t *testing.T, env *testenv.Env) (*discoveryv1.EndpointSlice, error) {
 	t.Helper()
 	s := &discoveryv1.EndpointSlice{}
-	return s, env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: leaderendpoint.SliceName(service)}, s)
+	return s, env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: leaderendpoint.SliceName("events")}, s)
 }
 
 // readyAt reports whether the slice's one endpoint is ip, ready, at port.
@@ -93,13 +93,13 @@ func startReplica(t *testing.T, env *testenv.Env, ip string, port int, recheck t
 }
 
 func TestOnlyTheLeaderIsInTheListenerServiceAndTheStandbyTakesOver(t *testing.T) {
-	env := newEnv(t, "events")
+	env := newEnv(t)
 	a := startReplica(t, env, "10.0.0.1", 8082, time.Second)
 	b := startReplica(t, env, "10.0.0.2", 8082, time.Second)
 
 	var leader, standby *replica
 	require.Eventually(t, func() bool {
-		s, err := slice(t, env, "events")
+		s, err := slice(t, env)
 		if err != nil {
 			return false
 		}
@@ -111,7 +111,7 @@ func TestOnlyTheLeaderIsInTheListenerServiceAndTheStandbyTakesOver(t *testing.T)
 		}
 		return false
 	}, timeout, tick, "the leader names itself, and only itself, in the Service's EndpointSlice")
-	s, err := slice(t, env, "events")
+	s, err := slice(t, env)
 	require.NoError(t, err)
 	assert.Equal(t, "events", s.Labels[discoveryv1.LabelServiceName])
 	assert.Equal(t, leaderendpoint.ManagedBy, s.Labels[discoveryv1.LabelManagedBy])
@@ -119,28 +119,28 @@ func TestOnlyTheLeaderIsInTheListenerServiceAndTheStandbyTakesOver(t *testing.T)
 
 	require.NoError(t, leader.stopped())
 	require.Eventually(t, func() bool {
-		s, err := slice(t, env, "events")
+		s, err := slice(t, env)
 		return err == nil && readyAt(s, standby.ip, 8082)
 	}, timeout, tick, "the standby takes the released Lease and the Service routes to it")
 }
 
 func TestAStoppingLeaderMarksItsEndpointNotReadyButNeverItsSuccessors(t *testing.T) {
-	env := newEnv(t, "events")
+	env := newEnv(t)
 	for name, successor := range map[string]bool{"alone": false, "after a successor wrote the slice": true} {
 		t.Run(name, func(t *testing.T) {
 			r := startReplica(t, env, "10.0.0.3", 9000, 0) // no recheck: the test plays the successor
 			require.Eventually(t, func() bool {
-				s, err := slice(t, env, "events")
+				s, err := slice(t, env)
 				return err == nil && readyAt(s, r.ip, 9000)
 			}, timeout, tick)
 			if successor {
-				s, err := slice(t, env, "events")
+				s, err := slice(t, env)
 				require.NoError(t, err)
 				s.Endpoints[0].Addresses = []string{"10.0.0.4"}
 				require.NoError(t, env.Client.Update(t.Context(), s))
 			}
 			require.NoError(t, r.stopped())
-			s, err := slice(t, env, "events")
+			s, err := slice(t, env)
 			require.NoError(t, err)
 			if successor {
 				assert.True(t, readyAt(s, "10.0.0.4", 9000), "the successor's endpoint stays ready: %+v", s.Endpoints)
@@ -155,7 +155,7 @@ func TestAStoppingLeaderMarksItsEndpointNotReadyButNeverItsSuccessors(t *testing
 }
 
 func TestNothingIsPublishedBeforeTheListenerHasConsumers(t *testing.T) {
-	env := newEnv(t, "events")
+	env := newEnv(t)
 	asked := make(chan struct{}, 16)
 	elected := make(chan struct{})
 	close(elected)
@@ -176,26 +176,26 @@ func TestNothingIsPublishedBeforeTheListenerHasConsumers(t *testing.T) {
 	go func() { done <- p.Start(ctx) }()
 	<-asked
 	<-asked // the publisher went round once more without consumers
-	_, err := slice(t, env, "events")
+	_, err := slice(t, env)
 	assert.True(t, apierrors.IsNotFound(err), "no slice without consumers: %v", err)
 	cancel()
 	require.NoError(t, <-done)
 }
 
 func TestTheLeaderWritesItsEndpointAgainWhenTheSliceIsLostOrChanged(t *testing.T) {
-	env := newEnv(t, "events")
+	env := newEnv(t)
 	r := startReplica(t, env, "10.0.0.6", 8082, 100*time.Millisecond)
 	published := func() bool {
-		s, err := slice(t, env, "events")
+		s, err := slice(t, env)
 		return err == nil && readyAt(s, r.ip, 8082)
 	}
 	require.Eventually(t, published, timeout, tick)
-	s, err := slice(t, env, "events")
+	s, err := slice(t, env)
 	require.NoError(t, err)
 	require.NoError(t, env.Client.Delete(t.Context(), s))
 	require.Eventually(t, published, timeout, tick, "a deleted slice comes back")
 
-	s, err = slice(t, env, "events")
+	s, err = slice(t, env)
 	require.NoError(t, err)
 	no := false
 	s.Endpoints[0].Conditions.Ready = &no
