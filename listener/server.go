@@ -132,8 +132,9 @@ func (s *Server) Managers() []string { return append([]string(nil), s.cfg.Manage
 // and draining work the same everywhere), and no event is ever accepted
 // that nobody delivers, because events for a manager without an attached
 // consumer are answered 503 with Retry-After. On a replica that is not the
-// leader the controllers do not run, so nothing consumes there and the
-// agent retries, reaching the leader through the Service or gateway.
+// leader the controllers do not run, so nothing consumes there; the
+// embedder keeps such replicas out of the path of events (the operator's
+// leader names only itself in its Service's EndpointSlice, see HasConsumer).
 // Serving only on the leader would instead refuse connections on the
 // other replicas, which agents and gateways see as errors all the same.
 func (s *Server) NeedLeaderElection() bool { return false }

@@ -20,8 +20,10 @@ func TestDefaults(t *testing.T) {
 		"NetworkPolicy lifecycle-manager/kcp-operator",
 		"Role istio-system/kcp-operator",
 		"Role kcp-system/kcp-operator",
+		"Role lifecycle-manager/kcp-operator",
 		"RoleBinding istio-system/kcp-operator",
 		"RoleBinding kcp-system/kcp-operator",
+		"RoleBinding lifecycle-manager/kcp-operator",
 		"Service lifecycle-manager/kcp-operator-events",
 		"Service lifecycle-manager/kcp-operator-metrics",
 		"Service lifecycle-manager/kcp-operator-webhook",
@@ -68,6 +70,17 @@ func TestDefaults(t *testing.T) {
     sizeLimit: 1088Mi
   name: layer-cache`, toYAML(t, pod["volumes"]))
 
+	args := objs.args(t)
+	for flag, want := range map[string]string{
+		"--leader-election-lease-duration": "15s",
+		"--leader-election-renew-deadline": "10s",
+		"--leader-election-retry-period":   "2s",
+		"--listener-service":               "lifecycle-manager/kcp-operator-events",
+		"--listener-endpoint-ip":           "$(POD_IP)",
+	} {
+		assert.Equal(t, want, args[flag], flag)
+		delete(args, flag)
+	}
 	assert.Equal(t, map[string]string{
 		"--namespaces":                "kcp-system",
 		"--leader-elect":              "true",
@@ -110,7 +123,7 @@ func TestDefaults(t *testing.T) {
 		"--cert-endpoint-dns-names":   "skr-events.kcp.example.com",
 		"--zap-log-level":             "info",
 		"--zap-encoder":               "json",
-	}, objs.args(t))
+	}, args)
 }
 
 // TestListenerServiceAndWatcher checks the path of an event: the Watcher
@@ -119,7 +132,14 @@ func TestListenerServiceAndWatcher(t *testing.T) {
 	objs := mustRender(t, baseValues(), "lifecycle-manager")
 	svc := objs.one(t, "Service", "kcp-operator-events")
 	assert.Equal(t, "ClusterIP", field(t, svc, "spec", "type"))
-	assert.Equal(t, toYAML(t, field(t, objs.one(t, "Deployment"), "spec", "selector", "matchLabels")), toYAML(t, field(t, svc, "spec", "selector")))
+	assert.NotContains(t, svc.Object["spec"], "selector", "the leader keeps the endpoints: a standby gets no events")
+	args := objs.args(t)
+	assert.Equal(t, "lifecycle-manager/kcp-operator-events", args["--listener-service"])
+	assert.Equal(t, "$(POD_IP)", args["--listener-endpoint-ip"])
+	assert.Contains(t, toYAML(t, objs.container(t)["env"]), `- name: POD_IP
+  valueFrom:
+    fieldRef:
+      fieldPath: status.podIP`)
 	assert.Equal(t, `- name: http-events
   port: 8082
   protocol: TCP
@@ -233,7 +253,20 @@ func TestServiceMonitorAndTwoReplicas(t *testing.T) {
   scheme: http
   scrapeTimeout: 10s`, toYAML(t, field(t, sm, "spec", "endpoints")))
 	assert.EqualValues(t, 2, field(t, objs.one(t, "Deployment"), "spec", "replicas"))
-	assert.EqualValues(t, 1, field(t, objs.one(t, "PodDisruptionBudget"), "spec", "minAvailable"))
+	pdb := objs.one(t, "PodDisruptionBudget")
+	assert.EqualValues(t, 1, field(t, pdb, "spec", "minAvailable"))
+	assert.Equal(t, toYAML(t, field(t, objs.one(t, "Deployment"), "spec", "selector", "matchLabels")), toYAML(t, field(t, pdb, "spec", "selector", "matchLabels")))
+	args := objs.args(t)
+	assert.Equal(t, []string{"15s", "10s", "2s"}, []string{args["--leader-election-lease-duration"],
+		args["--leader-election-renew-deadline"], args["--leader-election-retry-period"]}, "controller-runtime's timings, explicit")
+
+	set(v, "leaderElection.leaseDuration", "6s")
+	set(v, "leaderElection.renewDeadline", "4s")
+	set(v, "leaderElection.retryPeriod", "1s")
+	args = mustRender(t, v, "lifecycle-manager").args(t)
+	assert.Equal(t, []string{"6s", "4s", "1s"}, []string{args["--leader-election-lease-duration"],
+		args["--leader-election-renew-deadline"], args["--leader-election-retry-period"]})
+	assert.Empty(t, mustRender(t, set(v, "replicaCount", 1), "lifecycle-manager").all("PodDisruptionBudget"), "one replica: no budget to keep")
 }
 
 func TestDirectMode(t *testing.T) {

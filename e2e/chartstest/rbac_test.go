@@ -92,6 +92,36 @@ func TestRBACBuiltinBackend(t *testing.T) {
 	)
 	// The builtin backend signs in-process: no cert-manager objects.
 	assertAllowed(t, sa, false, access{kcp, "cert-manager.io", "certificates", []string{"create", "get"}})
+	assertListenerEndpoint(t, sa, release)
+}
+
+// assertListenerEndpoint checks that the leader may keep the listener
+// Service's EndpointSlice, and touch no other Service or slice.
+func assertListenerEndpoint(t *testing.T, u user, release string) {
+	t.Helper()
+	for _, c := range []struct {
+		group, resource, name, verb string
+		want                        bool
+	}{
+		{"", "services", "kcp-operator-events", "get", true},
+		{"", "services", "kcp-operator-events", "update", false},
+		{"", "services", "kcp-operator-metrics", "get", false},
+		{"discovery.k8s.io", "endpointslices", "kcp-operator-events-leader", "get", true},
+		{"discovery.k8s.io", "endpointslices", "kcp-operator-events-leader", "update", true},
+		{"discovery.k8s.io", "endpointslices", "", "create", true},
+		{"discovery.k8s.io", "endpointslices", "kcp-operator-metrics-abcde", "update", false},
+		{"discovery.k8s.io", "endpointslices", "kcp-operator-events-leader", "delete", false},
+		{"discovery.k8s.io", "endpointslices", "", "list", false},
+	} {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: u.name, Groups: u.groups,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: release, Group: c.group, Resource: c.resource, Name: c.name, Verb: c.verb,
+			},
+		}}
+		require.NoError(t, env.Client.Create(t.Context(), sar))
+		assert.Equal(t, c.want, sar.Status.Allowed, "%s %s %q in %q: %s", c.verb, c.resource, c.name, release, sar.Status.Reason)
+	}
 }
 
 func TestRBACCertManagerBackend(t *testing.T) {

@@ -143,6 +143,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - --leader-elect=true
 - --leader-election-id={{ $v.leaderElection.id }}
 - --leader-election-namespace={{ include "kcp-operator.leaderNamespace" . }}
+- --leader-election-lease-duration={{ $v.leaderElection.leaseDuration }}
+- --leader-election-renew-deadline={{ $v.leaderElection.renewDeadline }}
+- --leader-election-retry-period={{ $v.leaderElection.retryPeriod }}
 - --metrics-bind-address=:{{ $v.metrics.port }}
 - --health-probe-bind-address=:{{ $v.health.port }}
 {{- if $v.pprof.enabled }}
@@ -156,6 +159,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 - --listener-bind-address=:{{ $v.listener.port }}
 - --listener-mode={{ $v.listener.mode }}
+{{- /* The leader keeps the Service's endpoints: only it consumes events. */}}
+- --listener-service={{ .Release.Namespace }}/{{ include "kcp-operator.listenerServiceName" . }}
+- --listener-endpoint-ip=$(POD_IP)
 {{- if and (eq $v.listener.mode "gateway") $v.listener.trustedProxies }}
 - --listener-trusted-proxies={{ join "," $v.listener.trustedProxies }}
 {{- end }}

@@ -131,6 +131,9 @@ type Options struct {
 	Webhook Webhook
 	// DescriptorRegistry holds the descriptors templates do not embed (registry.go).
 	DescriptorRegistry DescriptorRegistry
+	// Replicas are the leader election timings and the leader's event
+	// endpoint (replicas.go).
+	Replicas Replicas
 }
 
 // Default returns the defaults, tuned for a KCP with thousands of runtimes
@@ -139,6 +142,7 @@ func Default() Options {
 	return Options{
 		MetricsAddr:      ":8080",
 		Webhook:          defaultWebhook(),
+		Replicas:         defaultReplicas(),
 		HealthAddr:       ":8081",
 		LeaderElect:      true,
 		LeaderElectionID: "lifecycle-manager.operator.kyma-project.io",
@@ -225,6 +229,7 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	o.bindPush(fs)
 	o.Webhook.bind(fs)
 	o.DescriptorRegistry.bind(fs)
+	o.Replicas.bind(fs)
 }
 
 // bindManager binds the flags of the manager, the KCP and runtime clients.
@@ -393,6 +398,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateSignatures()...)
 	errs = append(errs, o.Webhook.validate(o.AgentInstall || o.ListenerAddr != "")...)
 	errs = append(errs, o.DescriptorRegistry.validate()...)
+	errs = append(errs, o.Replicas.validate()...)
 	if len(o.Namespaces) == 0 {
 		errs = append(errs, errors.New("--namespaces must name at least one KCP namespace"))
 	}

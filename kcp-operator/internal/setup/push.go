@@ -172,7 +172,7 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 		return fmt.Errorf("adding the drift event consumer: %w", err)
 	}
 	pp.driftEvents, pp.agentEvents = pushedSource{in: fan.manifests}, pushedSource{in: fan.agents}
-	return nil
+	return addLeaderEndpoint(mgr, srv, opts.Replicas, log)
 }
 
 func (pp *pushPath) addWaits(reg prometheus.Registerer) error {

@@ -162,6 +162,7 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 		leaderNS = opts.Namespaces[0]
 	}
 	shutdown := opts.ShutdownTimeout
+	lease, renew, retry := opts.Replicas.LeaseDuration, opts.Replicas.RenewDeadline, opts.Replicas.RetryPeriod
 	return manager.Options{
 		Scheme: scheme,
 		MapperProvider: func(cfg *rest.Config, httpClient *http.Client) (meta.RESTMapper, error) {
@@ -184,6 +185,9 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 		LeaderElectionID:              opts.LeaderElectionID,
 		LeaderElectionNamespace:       leaderNS,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &lease,
+		RenewDeadline:                 &renew,
+		RetryPeriod:                   &retry,
 		GracefulShutdownTimeout:       &shutdown,
 	}
 }

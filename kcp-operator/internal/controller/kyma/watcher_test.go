@@ -2,6 +2,7 @@ package kyma_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,6 +71,11 @@ func TestWatcherGetsAVirtualServiceOnTheEventGateway(t *testing.T) {
 	dest := vs.Spec.Http[0].Route[0].Destination
 	assert.Equal(t, "klm-events.kcp-system.svc.cluster.local", dest.Host)
 	assert.Equal(t, uint32(8082), dest.Port.Number)
+	retries := vs.Spec.Http[0].Retries
+	require.NotNil(t, retries, "the gateway retries what a replica could not take, not the agent")
+	assert.Equal(t, int32(3), retries.Attempts)
+	assert.Equal(t, "connect-failure,refused-stream,reset,503", retries.RetryOn)
+	assert.Equal(t, 5*time.Second, retries.PerTryTimeout.AsDuration())
 
 	require.NoError(t, kcp.Client.Delete(t.Context(), w))
 	require.Eventually(t, func() bool {

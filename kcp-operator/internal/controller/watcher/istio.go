@@ -40,6 +40,18 @@ func EventPaths(manager string) []string {
 	return out
 }
 
+// eventRetries let the gateway, not the agent, absorb a replica that cannot
+// take an event: one that refuses or resets the connection (stopped, or
+// just replaced as the Service's endpoint) or answers 503 (draining, or a
+// standby without consumers). A retry costs the gateway milliseconds; the
+// same answer passed on costs the agent a pause of its whole queue. Events
+// are idempotent (the listener merges repeats), so a retried POST is safe.
+var eventRetries = map[string]any{
+	"attempts":      3,
+	"perTryTimeout": "5s",
+	"retryOn":       "connect-failure,refused-stream,reset,503",
+}
+
 // virtualService builds the VirtualService of w bound to the gateways.
 func virtualService(w *v1beta2.Watcher, gateways []gatewayRef) (*unstructured.Unstructured, error) {
 	var hosts, names []string
@@ -66,6 +78,7 @@ func virtualService(w *v1beta2.Watcher, gateways []gatewayRef) (*unstructured.Un
 				"host": fmt.Sprintf("%s.%s.svc.cluster.local", svc.Name, svc.Namespace),
 				"port": map[string]any{"number": svc.Port},
 			}}},
+			"retries": eventRetries,
 		}},
 	}
 	return istioObject("VirtualService", w.Namespace, w.Name, spec)

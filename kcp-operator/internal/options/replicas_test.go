@@ -1,0 +1,63 @@
+package options_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lifecycle-manager/kcp-operator/internal/options"
+)
+
+func TestLeaderElectionTimingsAreFlagsUnderThePublicNames(t *testing.T) {
+	o := options.Default()
+	o.AgentKCPAddress = "events.kcp.example.com:443"
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	o.Bind(fs)
+	require.NoError(t, fs.Parse([]string{"--leader-election-lease-duration=6s", "--leader-election-renew-deadline=4s",
+		"--leader-election-retry-period=1s", "--listener-service=kcp-system/lifecycle-manager-events", "--listener-endpoint-ip=10.1.2.3"}))
+	assert.Equal(t, options.Replicas{LeaseDuration: 6 * time.Second, RenewDeadline: 4 * time.Second, RetryPeriod: time.Second,
+		ListenerService: "kcp-system/lifecycle-manager-events", ListenerEndpointIP: "10.1.2.3"}, o.Replicas)
+	require.NoError(t, o.Validate())
+	ns, name := o.Replicas.ListenerServiceKey()
+	assert.Equal(t, []string{"kcp-system", "lifecycle-manager-events"}, []string{ns, name})
+}
+
+func TestLeaderElectionTimingsMustNest(t *testing.T) {
+	for name, r := range map[string]options.Replicas{
+		"renew deadline not below the lease": {LeaseDuration: 10 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: time.Second},
+		"retry period too close to renew":    {LeaseDuration: 15 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 2 * time.Second},
+		"no retry period":                    {LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := options.Default()
+			o.AgentKCPAddress = "events.kcp.example.com:443"
+			o.Replicas = r
+			assert.ErrorContains(t, o.Validate(), "want lease > renew deadline > 1.2 × retry period > 0")
+		})
+	}
+}
+
+func TestTheListenerServiceNeedsTheReplicasIP(t *testing.T) {
+	for ip, want := range map[string]string{
+		"":          `--listener-endpoint-ip ""`,
+		"0.0.0.0":   `--listener-endpoint-ip "0.0.0.0"`,
+		"pod-a":     `--listener-endpoint-ip "pod-a"`,
+		"fd00::1:2": "",
+	} {
+		o := options.Default()
+		o.AgentKCPAddress = "events.kcp.example.com:443"
+		o.Replicas.ListenerService, o.Replicas.ListenerEndpointIP = "kcp-system/events", ip
+		if want == "" {
+			assert.NoError(t, o.Validate(), ip)
+			continue
+		}
+		assert.ErrorContains(t, o.Validate(), want, ip)
+	}
+	o := options.Default()
+	o.AgentKCPAddress = "events.kcp.example.com:443"
+	o.Replicas.ListenerService, o.Replicas.ListenerEndpointIP = "events", "10.0.0.1"
+	assert.ErrorContains(t, o.Validate(), `--listener-service "events": want namespace/name`)
+}
