@@ -147,14 +147,14 @@ func (p patchCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 	return p.next.RoundTrip(r)
 }
 
-// TestAnInstallReadyByItsFirstRecheckWritesOneStatus: the reconcile that
+// TestAnInstallReadyByItsFirstRecheckWritesTheRecordAndReady: the reconcile that
 // applies a module writes the objects it is about to apply first, then
 // keeps the Processing status after the apply, which records nothing new,
 // and rechecks soon; the recheck finds the workloads ready and writes
 // Ready, with the applied record, as the install's second and last status
 // write. The recheck does not apply again: it reads the held record as the
 // Manifest's.
-func TestAnInstallReadyByItsFirstRecheckWritesOneStatus(t *testing.T) {
+func TestAnInstallReadyByItsFirstRecheckWritesTheRecordAndReady(t *testing.T) {
 	h := newHeldInstall(t, "heldready")
 	res := h.reconcile(t)
 	assert.Positive(t, res.RequeueAfter, "a held status is rechecked")
