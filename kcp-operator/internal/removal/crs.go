@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 )
 
@@ -87,5 +88,14 @@ func OwnCR(mf *v1beta2.Manifest, c client.Client, syncNamespace string) *unstruc
 
 // ModuleOf is what a Manifest records of its module in the runtime c.
 func ModuleOf(mf *v1beta2.Manifest, c client.Client, syncNamespace string) Module {
-	return Module{SyncNamespace: syncNamespace, Created: mf.Status.Created, OwnCR: OwnCR(mf, c, syncNamespace)}
+	return Module{SyncNamespace: syncNamespace, Created: mf.Status.Created, OwnCR: OwnCR(mf, c, syncNamespace), Name: ModuleName(mf)}
+}
+
+// ModuleName is the module a Manifest installs, as its render labels the
+// module's objects: the module-name label, else the Manifest's name.
+func ModuleName(mf *v1beta2.Manifest) string {
+	if name := mf.Labels[shared.ModuleNameLabel]; name != "" {
+		return name
+	}
+	return mf.Name
 }

@@ -9,6 +9,7 @@
 //     has that UID, and never when it is protected (Rules.Protected, the
 //     --protected-namespaces flag, and the runtime's sync namespace). A
 //     Namespace the module found in place is shared: applied into, not owned.
+//
 //   - A CustomResourceDefinition is deleted only when no custom resource of
 //     it remains other than the module's own default CR, the one the operator
 //     created (customResourcePolicy CreateAndDelete). With the policy Ignore
@@ -16,6 +17,12 @@
 //     Neither policy deletes a CRD whose CRs users still hold: such a CRD is
 //     kept and stays the module's, to be deleted once its CRs are gone.
 //
-// Other objects are deleted; what the module applies is only ever its own,
-// since the Manifest controller does not take over objects of other owners.
+//   - Any other object, a CRD included, is deleted only while it carries the
+//     module's labels (Rules.IsModules), and only the object read with them
+//     (a UID precondition). A record may list more than the module holds —
+//     the Manifest's status.synced lists what an apply is about to place
+//     before it places it, and deletion adds what a sweep by the module's
+//     labels finds — so the labels, not the record, decide: an object the
+//     module found and refused to take over, a user's, or another module's
+//     is kept.
 package removal

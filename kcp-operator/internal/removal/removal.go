@@ -23,6 +23,9 @@ import (
 type Rules struct {
 	// Protected namespaces are never deleted, whoever created them.
 	Protected []string
+	// Adopt are managed-by values whose objects count as the module's
+	// (--adopt-from), beside this operator's.
+	Adopt []string
 }
 
 // Module is what the operator knows of one module in one runtime.
@@ -34,6 +37,9 @@ type Module struct {
 	// OwnCR is the module's default CR when the operator created it; nil
 	// when there is none or the user owns it (see OwnCR).
 	OwnCR *unstructured.Unstructured
+	// Name is the module's name as its objects carry it in the
+	// module-name label: only objects that carry it are deleted.
+	Name string
 }
 
 // Kept is a resource that Delete left in place, and why.
@@ -71,14 +77,50 @@ func (r Rules) Delete(ctx context.Context, c client.Client, m Module, resources 
 }
 
 func (r Rules) deleteOne(ctx context.Context, c client.Client, m Module, res shared.Resource) (*Kept, error) {
-	switch {
-	case IsNamespace(res):
+	if IsNamespace(res) {
 		return r.deleteNamespace(ctx, c, m, res)
-	case IsCRD(res):
-		return deleteCRD(ctx, c, m, res)
-	default:
-		return nil, deleteObject(ctx, c, res, nil)
 	}
+	current, err := read(ctx, c, res)
+	if current == nil || err != nil {
+		return nil, err
+	}
+	if !r.IsModules(current, m.Name) {
+		return &Kept{Resource: res, Reason: "it does not carry the module's labels"}, nil
+	}
+	uid := current.GetUID()
+	if IsCRD(res) {
+		return deleteCRD(ctx, c, m, res, uid)
+	}
+	return nil, deleteObject(ctx, c, res, &uid)
+}
+
+// IsModules reports whether obj carries the labels of the module: the
+// managed-by label of this operator (or of one it adopts from) and no
+// module-name label of another module. Anything else is someone's data —
+// a user's, another module's, or an object the module found and refused
+// — which no record or sweep may make the module delete.
+func (r Rules) IsModules(obj metav1.Object, module string) bool {
+	labels := obj.GetLabels()
+	by, ok := labels[shared.ManagedByLabel]
+	if !ok || (by != shared.OperatorName && !slices.Contains(r.Adopt, by)) {
+		return false
+	}
+	m, ok := labels[shared.ModuleNameLabel]
+	return !ok || m == module
+}
+
+// read returns the metadata of the object res names, nil when it is gone.
+func read(ctx context.Context, c client.Client, res shared.Resource) (*metav1.PartialObjectMetadata, error) {
+	current := &metav1.PartialObjectMetadata{}
+	current.SetGroupVersionKind(schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
+	err := c.Get(ctx, client.ObjectKey{Namespace: res.Namespace, Name: res.Name}, current)
+	switch {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading it before the deletion: %w", err)
+	}
+	return current, nil
 }
 
 func (r Rules) deleteNamespace(ctx context.Context, c client.Client, m Module, res shared.Resource) (*Kept, error) {
@@ -98,7 +140,7 @@ func (r Rules) deleteNamespace(ctx context.Context, c client.Client, m Module, r
 	return nil, err
 }
 
-func deleteCRD(ctx context.Context, c client.Client, m Module, res shared.Resource) (*Kept, error) {
+func deleteCRD(ctx context.Context, c client.Client, m Module, res shared.Resource, uid types.UID) (*Kept, error) {
 	crs, err := UserCRs(ctx, c, res.Name, m.OwnCR)
 	if err != nil {
 		return nil, err
@@ -106,7 +148,7 @@ func deleteCRD(ctx context.Context, c client.Client, m Module, res shared.Resour
 	if len(crs) > 0 {
 		return &Kept{Resource: res, Pending: true, Reason: "custom resources remain: " + strings.Join(crs, ", ")}, nil
 	}
-	return nil, deleteObject(ctx, c, res, nil)
+	return nil, deleteObject(ctx, c, res, &uid)
 }
 
 // IsProtected reports whether a namespace is never deleted: listed, or the
@@ -137,6 +179,9 @@ func deleteObject(ctx context.Context, c client.Client, res shared.Resource, uid
 	err := c.Delete(ctx, u, opts...)
 	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 		return nil
+	}
+	if uid != nil && !IsNamespace(res) && apierrors.IsConflict(err) {
+		return nil // deleted and made again since it was read: not the object checked
 	}
 	return err
 }

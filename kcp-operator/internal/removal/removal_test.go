@@ -22,6 +22,9 @@ import (
 
 const group = "removal.test.io"
 
+// moduleLabels are the labels the render gives every object of the module "widgets".
+var moduleLabels = map[string]string{shared.ManagedByLabel: shared.OperatorName, shared.ModuleNameLabel: "widgets"}
+
 func nsRes(name string) shared.Resource {
 	return shared.Resource{Name: name, GroupVersionKind: metav1.GroupVersionKind{Version: "v1", Kind: "Namespace"}}
 }
@@ -76,8 +79,12 @@ func TestDelete(t *testing.T) {
 		require.NoError(t, c.Create(t.Context(), ns))
 		namespaces[name] = ns
 	}
+	crd := widgetCRD()
+	require.NoError(t, c.Get(t.Context(), client.ObjectKeyFromObject(crd), crd))
+	crd.Labels = moduleLabels
+	require.NoError(t, c.Update(t.Context(), crd), "the module's CRD carries its labels")
 	rules := removal.Rules{Protected: []string{"protected"}}
-	module := removal.Module{SyncNamespace: "sync", Created: []v1beta2.CreatedResource{
+	module := removal.Module{Name: "widgets", SyncNamespace: "sync", Created: []v1beta2.CreatedResource{
 		{Resource: nsRes("own"), UID: namespaces["own"].UID},
 		{Resource: nsRes("protected"), UID: namespaces["protected"].UID},
 		{Resource: nsRes("sync"), UID: namespaces["sync"].UID},
@@ -99,6 +106,34 @@ func TestDelete(t *testing.T) {
 			assert.False(t, deleting(t, c, namespaces[k.Name]), "%s stays", k.Name)
 		}
 		assert.True(t, deleting(t, c, namespaces["own"]), "the namespace the module created goes")
+	})
+
+	t.Run("objects", func(t *testing.T) {
+		labelled := func(name string, labels map[string]string) *corev1.ConfigMap {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "found", Name: name, Labels: labels}}
+			require.NoError(t, c.Create(t.Context(), cm))
+			return cm
+		}
+		ours := labelled("ours", moduleLabels)
+		adopted := labelled("adopted", map[string]string{shared.ManagedByLabel: "public-lifecycle-manager"})
+		users := labelled("users", nil)
+		others := labelled("others", map[string]string{shared.ManagedByLabel: shared.OperatorName, shared.ModuleNameLabel: "other"})
+		cmRes := func(name string) shared.Resource {
+			return shared.Resource{Name: name, Namespace: "found", GroupVersionKind: metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}}
+		}
+		adopting := rules
+		adopting.Adopt = []string{"public-lifecycle-manager"}
+		kept, err := adopting.Delete(t.Context(), c, module,
+			[]shared.Resource{cmRes("ours"), cmRes("adopted"), cmRes("users"), cmRes("others"), cmRes("never-made")})
+		require.NoError(t, err)
+		assert.Equal(t, map[string]string{
+			"users":  "it does not carry the module's labels",
+			"others": "it does not carry the module's labels",
+		}, reasons(kept), "a record never makes the module delete what is not its own")
+		assert.True(t, deleting(t, c, ours))
+		assert.True(t, deleting(t, c, adopted), "what the module adopts from counts as its own")
+		assert.False(t, deleting(t, c, users), "a user's object stays")
+		assert.False(t, deleting(t, c, others), "another module's object stays")
 	})
 
 	t.Run("CRDs", func(t *testing.T) {

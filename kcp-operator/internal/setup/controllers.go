@@ -216,7 +216,7 @@ func (b *builder) purge(cleanups []kymactrl.RuntimeCleanup) error {
 	r := &purgectrl.Reconciler{
 		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-purge"),
 		Metrics: m, Grace: b.opts.PurgeGracePeriod, Cleanups: cleanups,
-		Removal: removal.Rules{Protected: b.opts.ProtectedNamespaces},
+		Removal: removal.Rules{Protected: b.opts.ProtectedNamespaces, Adopt: b.opts.AdoptFrom},
 	}
 	return r.SetupWithManager(b.mgr, controllerOptions(b.opts, 2))
 }
@@ -246,7 +246,7 @@ func (b *builder) manifest() error {
 	r := &manifestctrl.Reconciler{
 		KCP: b.mgr.GetClient(), APIReader: b.mgr.GetAPIReader(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"), Policy: policy,
 		Metrics: m, Parallelism: o.ApplyParallelism, Requeue: b.requeueUnderWay(),
-		Removal: removal.Rules{Protected: o.ProtectedNamespaces}, AdoptFrom: o.AdoptFrom,
+		Removal: removal.Rules{Protected: o.ProtectedNamespaces, Adopt: o.AdoptFrom}, AdoptFrom: o.AdoptFrom,
 		Source: &manifestctrl.LayerSource{
 			Fetcher: fetcher, Renderer: b.renderer, Secrets: b.mgr.GetAPIReader(), PullSecret: o.LayerPullSecret(),
 		},

@@ -76,8 +76,8 @@ func TestDeletionWaitsForAssociatedResources(t *testing.T) {
 	})
 	newKyma(t, "assoc-set", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "quince"}} })
 	kymaWithModule(t, "assoc-unset", module{Name: "rhubarb", Version: "1.0.0"})
-	eventuallyManifest(t, "assoc-set-quince", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 4 })
-	eventuallyManifest(t, "assoc-unset-rhubarb", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+	eventuallyManifest(t, "assoc-set-quince", "installed", appliedAll(4))
+	eventuallyManifest(t, "assoc-unset-rhubarb", "installed", appliedAll(3))
 	require.NoError(t, runtimeEnv.Client.Create(t.Context(), gadget("assoc-unset", "theirs")))
 	require.NoError(t, runtimeEnv.Client.Create(t.Context(), gadget("assoc-set", "mine")))
 

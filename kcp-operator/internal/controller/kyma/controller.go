@@ -65,7 +65,6 @@ type Reconciler struct {
 	RequeueNoPush time.Duration
 	Maintenance   *Maintenance // holds upgrades that require downtime until the maintenance window; nil holds none
 
-	first   firstStatuses
 	applied appliedSpecs
 }
 
@@ -80,12 +79,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forget(req.Namespace, req.Name)
 			r.Board.Forget(req.NamespacedName)
-			r.first.drop(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading Kyma %s: %w", req.NamespacedName, err)
 	}
-	r.first.restore(kyma)
 	// The label pauses reconciliation, not deletion: a Kyma users delete
 	// goes, its runtime cleaned, as with the public lifecycle manager.
 	if kyma.SkipsReconciliation() && kyma.DeletionTimestamp.IsZero() {
@@ -124,18 +121,11 @@ func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Re
 	if err != nil {
 		return r.runtimeFailed(ctx, kyma, rt, err)
 	}
-	// The metadata patches above return the Kyma as stored: without a
-	// status still held.
-	r.first.reapply(kyma)
 	modules, err := r.syncModules(ctx, kyma)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	status := r.statusToWrite(kyma, modules)
-	if r.first.hold(kyma, status, r.Requeue.BusyMax, time.Now()) {
-		r.Metrics.observeStatus(kyma, status)
-		return r.recheckHeld(kyma, status), nil
-	}
 	if err := r.writeStatus(ctx, kyma, status); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -160,20 +150,6 @@ func (r *Reconciler) recheck(kyma *v1beta2.Kyma, status v1beta2.KymaStatus) ctrl
 		res.RequeueAfter = max(res.RequeueAfter, r.Requeue.BusyMax-unchanged)
 	}
 	return r.withoutPush(kyma, res)
-}
-
-// minHeldRecheck keeps the recheck at the end of a hold a timer, not an
-// immediate requeue, when the hold ends within moments.
-const minHeldRecheck = 100 * time.Millisecond
-
-// recheckHeld is the recheck of a Kyma whose first status is held: the
-// usual one, but no later than the end of the hold, when it is written.
-func (r *Reconciler) recheckHeld(kyma *v1beta2.Kyma, status v1beta2.KymaStatus) ctrl.Result {
-	res := r.recheck(kyma, status)
-	if left := r.first.left(kyma, r.Requeue.BusyMax, time.Now()); res.RequeueAfter > left {
-		res.RequeueAfter = max(left, minHeldRecheck)
-	}
-	return res
 }
 
 // withoutPush shortens the resync while the Kyma's agent is not ready.

@@ -44,12 +44,24 @@ type heldInstall struct {
 	kcpWrites, runtimePatches *atomic.Int64
 	// reads logs the runtime's GETs.
 	reads *readLog
+	// restart replaces the reconciler by a new one, as after a restart of
+	// the operator: what the old one kept in memory is gone.
+	restart func()
 }
 
 func newHeldInstall(t *testing.T, name string) *heldInstall {
 	t.Helper()
+	return newHeldInstallOf(t, name, func(ctx context.Context) error {
+		return testmodule.Module{Name: name, Version: "1.0.0"}.Publish(ctx, kcp.Client, reg.Host, kcpNamespace)
+	})
+}
+
+// newHeldInstallOf is newHeldInstall of the module that publish publishes
+// under name, version 1.0.0.
+func newHeldInstallOf(t *testing.T, name string, publish func(context.Context) error) *heldInstall {
+	t.Helper()
 	ctx := t.Context()
-	require.NoError(t, testmodule.Module{Name: name, Version: "1.0.0"}.Publish(ctx, kcp.Client, reg.Host, kcpNamespace))
+	require.NoError(t, publish(ctx))
 	releaseMeta(t, name, map[string]string{"regular": "1.0.0"})
 	newKyma(t, name, func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: name}} })
 	model := &v1beta2.Manifest{}
@@ -79,11 +91,14 @@ func newHeldInstall(t *testing.T, name string) *heldInstall {
 	}, nil, logr.Discard())
 	fetcher, err := oci.NewFetcher(oci.Options{CacheDir: t.TempDir(), InsecureRegistries: []string{reg.Host}})
 	require.NoError(t, err)
-	h.reconciler = &manifestctrl.Reconciler{
-		KCP: countingClient{Client: kcp.Client, writes: h.kcpWrites}, Runtimes: runtimes, Events: events.NewFakeRecorder(100), Parallelism: 4,
-		Requeue: requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
-		Source:  &manifestctrl.LayerSource{Fetcher: fetcher, Renderer: render.New(render.Options{}), Secrets: kcp.Client},
+	h.restart = func() {
+		h.reconciler = &manifestctrl.Reconciler{
+			KCP: countingClient{Client: kcp.Client, writes: h.kcpWrites}, Runtimes: runtimes, Events: events.NewFakeRecorder(100), Parallelism: 4,
+			Requeue: requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
+			Source:  &manifestctrl.LayerSource{Fetcher: fetcher, Renderer: render.New(render.Options{}), Secrets: kcp.Client},
+		}
 	}
+	h.restart()
 	return h
 }
 
@@ -132,17 +147,22 @@ func (p patchCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 	return p.next.RoundTrip(r)
 }
 
-// TestAnInstallReadyByItsFirstRecheckWritesOneStatus: the reconcile that
-// applies a module keeps its Processing status and rechecks soon; the
-// recheck finds the workloads ready and writes Ready, with the applied
-// record, as the Manifest's only status write. The recheck does not apply
-// again: it reads the held record as the Manifest's.
-func TestAnInstallReadyByItsFirstRecheckWritesOneStatus(t *testing.T) {
+// TestAnInstallReadyByItsFirstRecheckWritesTheRecordAndReady: the reconcile that
+// applies a module writes the objects it is about to apply first, then
+// keeps the Processing status after the apply, which records nothing new,
+// and rechecks soon; the recheck finds the workloads ready and writes
+// Ready, with the applied record, as the install's second and last status
+// write. The recheck does not apply again: it reads the held record as the
+// Manifest's.
+func TestAnInstallReadyByItsFirstRecheckWritesTheRecordAndReady(t *testing.T) {
 	h := newHeldInstall(t, "heldready")
 	res := h.reconcile(t)
 	assert.Positive(t, res.RequeueAfter, "a held status is rechecked")
 	require.NoError(t, h.deployment(t.Context()), "the module is applied")
-	assert.Empty(t, h.stored(t).Status.State, "no status written while the workloads start")
+	recorded := h.stored(t).Status
+	assert.Len(t, recorded.Synced, 3, "the objects are recorded before the apply")
+	assert.Empty(t, recorded.Applied, "the status after the apply is held while the workloads start")
+	assert.Equal(t, int64(2), h.kcpWrites.Load(), "KCP writes of the install: the finalizer and the record before the apply")
 
 	require.NoError(t, testmodule.MarkAvailable(t.Context(), runtimeEnv.Client, h.runtimeNamespace, "heldready-operator"))
 	h.kcpWrites.Store(0)
@@ -161,7 +181,7 @@ func TestAnInstallReadyByItsFirstRecheckWritesOneStatus(t *testing.T) {
 func TestAHeldStatusIsWrittenWhenTheModuleStillWaits(t *testing.T) {
 	h := newHeldInstall(t, "heldwaits")
 	h.reconcile(t)
-	assert.Empty(t, h.stored(t).Status.State, h.stored(t).Status.LastOperation.Operation)
+	assert.Empty(t, h.stored(t).Status.Applied, h.stored(t).Status.LastOperation.Operation)
 	h.reconcile(t)
 	mf := h.stored(t)
 	assert.Equal(t, shared.StateProcessing, mf.Status.State)

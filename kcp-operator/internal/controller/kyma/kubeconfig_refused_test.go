@@ -109,7 +109,7 @@ func TestTokenFileKubeconfigFailsTheManifestWithoutSendingTheToken(t *testing.T)
 	publish(t, module{Name: "tokenfile", Version: "1.0.0"})
 	releaseMeta(t, "tokenfile", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "swapped", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "tokenfile"}} })
-	eventuallyManifest(t, "swapped-tokenfile", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) > 0 })
+	eventuallyManifest(t, "swapped-tokenfile", "installed", appliedAll(3))
 
 	trap := newTokenTrap(t)
 	kc, token := tokenFileKubeconfig(t, trap)

@@ -222,7 +222,7 @@ func TestUnknownModuleFailsAlone(t *testing.T) {
 // next reconcile keeps again.
 func TestAModuleThatStopsResolvingStaysInstalled(t *testing.T) {
 	kymaWithModule(t, "unresolved", module{Name: "keeper", Version: "1.0.0"})
-	eventuallyManifest(t, "unresolved-keeper", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+	eventuallyManifest(t, "unresolved-keeper", "installed", appliedAll(3))
 
 	updateKyma(t, "unresolved", func(k *v1beta2.Kyma) { k.Spec.Modules[0].Channel = "nosuchchannel" })
 	k := eventuallyKyma(t, "unresolved", "the module Error", func(k *v1beta2.Kyma) bool {

@@ -44,6 +44,12 @@ func eventuallyManifest(t *testing.T, name, what string, check func(*v1beta2.Man
 	return last
 }
 
+// appliedAll is a Manifest whose apply of its n objects is done: status.synced
+// alone lists them already before the apply (the record written first).
+func appliedAll(n int) func(*v1beta2.Manifest) bool {
+	return func(mf *v1beta2.Manifest) bool { return mf.Status.Applied != "" && len(mf.Status.Synced) == n }
+}
+
 func manifestState(s shared.State) func(*v1beta2.Manifest) bool {
 	return func(mf *v1beta2.Manifest) bool { return mf.Status.State == s }
 }
@@ -63,7 +69,7 @@ func TestModuleIsInstalledAndFollowsItsCR(t *testing.T) {
 	newKyma(t, "install", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "victor"}} })
 
 	mf := eventuallyManifest(t, "install-victor", "resources applied", func(mf *v1beta2.Manifest) bool {
-		return len(mf.Status.Synced) == 3
+		return mf.Status.Applied != "" && len(mf.Status.Synced) == 3
 	})
 	assert.Equal(t, shared.StateProcessing, mf.Status.State, "waiting for the module CR and the Deployment")
 	assert.True(t, appliedFinalizer(mf), "the Manifest is created with its finalizer, not patched afterwards")
@@ -166,7 +172,7 @@ func TestLocalizedImagesAndSkipReconciliation(t *testing.T) {
 	publish(t, module{Name: "xray", Version: "1.0.0"})
 	releaseMeta(t, "xray", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "localized", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "xray"}} })
-	eventuallyManifest(t, "localized-xray", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+	eventuallyManifest(t, "localized-xray", "installed", appliedAll(3))
 
 	updateManifest(t, "localized-xray", func(mf *v1beta2.Manifest) {
 		mf.Spec.LocalizedImages = []string{"mirror.example.com/kyma/xray-operator:1.0.0-mirrored"}
@@ -266,7 +272,7 @@ func TestRegistryOutageAndCorruptLayers(t *testing.T) {
 	require.NotNil(t, cond)
 	assert.Equal(t, "RegistryUnreachable", cond.Reason)
 	reg.Down.Store(false)
-	eventuallyManifest(t, "outage-zulu", "installed after the outage", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+	eventuallyManifest(t, "outage-zulu", "installed after the outage", appliedAll(3))
 
 	newKyma(t, "corrupt", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "quartz"}} })
 	mf = eventuallyManifest(t, "corrupt-quartz", "Error", manifestState(shared.StateError))
@@ -308,7 +314,7 @@ func TestUnreachableRuntimeFailsTheManifest(t *testing.T) {
 	publish(t, module{Name: "lambda", Version: "1.0.0"})
 	releaseMeta(t, "lambda", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "lost", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "lambda"}} })
-	eventuallyManifest(t, "lost-lambda", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+	eventuallyManifest(t, "lost-lambda", "installed", appliedAll(3))
 
 	putKubeconfig(t, "lost", closedPortKubeconfig(t))
 	nudgeManifest(t, "lost-lambda")

@@ -48,7 +48,7 @@ func kymaAndManifestGone(t *testing.T, kyma, manifest string) {
 func TestPublicFinalizerIsTakenOver(t *testing.T) {
 	keepRuntimeCRDs(t)
 	kymaWithModule(t, "inherited", module{Name: "heirloom", Version: "1.0.0"})
-	eventuallyManifest(t, "inherited-heirloom", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+	eventuallyManifest(t, "inherited-heirloom", "installed", appliedAll(3))
 
 	updateManifest(t, "inherited-heirloom", func(mf *v1beta2.Manifest) {
 		mf.Finalizers = append(mf.Finalizers, shared.PublicManifestFinalizer)
@@ -68,7 +68,7 @@ func TestPublicFinalizerIsTakenOver(t *testing.T) {
 func TestManifestHeldByThePublicFinalizerIsDeleted(t *testing.T) {
 	keepRuntimeCRDs(t)
 	kymaWithModule(t, "bequeathed", module{Name: "bequest", Version: "1.0.0"})
-	eventuallyManifest(t, "bequeathed-bequest", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+	eventuallyManifest(t, "bequeathed-bequest", "installed", appliedAll(3))
 
 	// Skipping keeps the Manifest controller away while the Manifest is
 	// made the public operator's and its deletion starts.

@@ -65,7 +65,7 @@ func TestTheManagerDecidesWhenTheModulesWorkloadsAreReady(t *testing.T) {
 	kymaWithModule(t, "manager-unset", module{Name: "melon", Version: "1.0.0", Extra: []string{sidecar("melon")}})
 
 	mf := eventuallyManifest(t, "manager-set-mango", "waiting for its manager", func(mf *v1beta2.Manifest) bool {
-		return mf.Status.State == shared.StateProcessing && len(mf.Status.Synced) == 4
+		return mf.Status.State == shared.StateProcessing && appliedAll(4)(mf)
 	})
 	require.NotNil(t, mf.Spec.Manager, "the template's manager is carried to the Manifest")
 	assert.Equal(t, "mango-operator", mf.Spec.Manager.Name)

@@ -84,7 +84,7 @@ func TestUpgradeThatDropsACRDKeepsUserCRs(t *testing.T) {
 	publish(t, module{Name: "ledger", Version: "2.0.0"})
 	releaseMeta(t, "ledger", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "dropcrd", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "ledger"}} })
-	eventuallyManifest(t, "dropcrd-ledger", "version 1 installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 4 })
+	eventuallyManifest(t, "dropcrd-ledger", "version 1 installed", appliedAll(4))
 	mine := userCR(t, "Entry", "dropcrd", "mine")
 
 	mrm := &v1beta2.ModuleReleaseMeta{}
@@ -121,7 +121,7 @@ func TestRemovalKeepsNamespacesTheModuleDidNotCreate(t *testing.T) {
 	}})
 	releaseMeta(t, "harbor", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "nsowner", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "harbor"}} })
-	mf := eventuallyManifest(t, "nsowner-harbor", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 7 })
+	mf := eventuallyManifest(t, "nsowner-harbor", "installed", appliedAll(7))
 	require.True(t, present(t, namespace("harbor-own")))
 	var created []string
 	for _, c := range mf.Status.Created {
@@ -147,7 +147,7 @@ func TestPurgeKeepsCRDsWithUserCRs(t *testing.T) {
 	publish(t, module{Name: "vault", Version: "1.0.0"})
 	releaseMeta(t, "vault", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "purge-keeps", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "vault"}} })
-	eventuallyManifest(t, "purge-keeps-vault", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+	eventuallyManifest(t, "purge-keeps-vault", "installed", appliedAll(3))
 	mine := userCR(t, "Vault", "purge-keeps", "mine")
 
 	require.NoError(t, kcp.Client.Delete(t.Context(), getKyma(t, "purge-keeps")))

@@ -154,7 +154,7 @@ func TestSignedModuleInstallsUnderEnforce(t *testing.T) {
 	publishSigned(t, module{Name: "signet", Version: "1.0.0", Data: defaultCR("Signet")}, s.trusted)
 	newKyma(t, "signed-enforce", withPolicy("enforce", "signet"))
 
-	eventuallyManifest(t, "signed-enforce-signet", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+	eventuallyManifest(t, "signed-enforce-signet", "installed", appliedAll(3))
 	k := eventuallyKyma(t, "signed-enforce", "signatures verified", func(k *v1beta2.Kyma) bool {
 		return meta.IsStatusConditionTrue(k.Status.Conditions, kymactrl.ConditionModuleSignatures)
 	})
@@ -235,7 +235,7 @@ func TestUnverifiedModulesInstallWithAWarning(t *testing.T) {
 	newKyma(t, "lenient", withPolicy("warn", "mimic", "unmarked"))
 
 	for _, m := range []string{"mimic", "unmarked"} {
-		eventuallyManifest(t, "lenient-"+m, "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+		eventuallyManifest(t, "lenient-"+m, "installed", appliedAll(3))
 	}
 	k := eventuallyKyma(t, "lenient", "Warning for its signatures", func(k *v1beta2.Kyma) bool {
 		c := meta.FindStatusCondition(k.Status.Conditions, kymactrl.ConditionModuleSignatures)

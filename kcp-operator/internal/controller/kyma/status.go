@@ -293,11 +293,10 @@ var ownConditions = []string{v1beta2.ConditionModules, v1beta2.ConditionRuntime,
 // only place that writes the KCP Kyma's status.
 func (r *Reconciler) writeStatus(ctx context.Context, kyma *v1beta2.Kyma, status v1beta2.KymaStatus) error {
 	old := kyma.Status
-	if !sameStatus(old, status) || r.first.pending(kyma) {
+	if !sameStatus(old, status) {
 		if err := applyStatus(ctx, r.KCP, kyma.Namespace, kyma.Name, status, ownConditions); err != nil {
 			return fmt.Errorf("writing the status of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 		}
-		r.first.drop(kymaKey(kyma))
 		kyma.Status = status
 		r.recordTransition(kyma, old, status)
 	}

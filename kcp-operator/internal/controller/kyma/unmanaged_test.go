@@ -20,7 +20,7 @@ import (
 // the drift watch selects them, and with everything else they carry.
 func TestReleasedModuleLosesTheOperatorsLabels(t *testing.T) {
 	kymaWithModule(t, "released", module{Name: "relic", Version: "1.0.0", Data: defaultCR("Relic")})
-	eventuallyManifest(t, "released-relic", "installed", func(mf *v1beta2.Manifest) bool { return len(mf.Status.Synced) == 3 })
+	eventuallyManifest(t, "released-relic", "installed", appliedAll(3))
 	require.Eventually(t, func() bool {
 		return runtimeObject(t, testGroup+"/v1", "Relic", "released", "default") == nil
 	}, timeout, tick, "the default CR is created")

@@ -35,7 +35,8 @@ const crdEstablishTimeout = 30 * time.Second
 // are established), then namespaces, then the rest in parallel. It returns
 // what the API server stored, and what the apply learnt of ownership (also
 // when it failed part way, so that a namespace it created stays recorded).
-func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest, objs []*unstructured.Unstructured) (*versionSet, *applyOutcome, error) {
+func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest, objs []*unstructured.Unstructured,
+	placed map[string]bool) (*versionSet, *applyOutcome, error) {
 	var crds, namespaces, rest []*unstructured.Unstructured
 	for _, o := range objs {
 		switch {
@@ -49,7 +50,7 @@ func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, mf *v1beta2.
 	}
 	versions, outcome := newVersions(), newOutcome(mf.Status.Created)
 	for _, batch := range [][]*unstructured.Unstructured{crds, namespaces, rest} {
-		if err := r.applyBatch(ctx, rt, mf, batch, versions, outcome); err != nil {
+		if err := r.applyBatch(ctx, rt, mf, batch, placed, versions, outcome); err != nil {
 			return nil, outcome, err
 		}
 		if len(batch) > 0 && isCRD(batch[0].GroupVersionKind()) {
@@ -63,37 +64,28 @@ func (r *Reconciler) apply(ctx context.Context, rt *remote.Runtime, mf *v1beta2.
 
 // applyBatch applies each object the module may hold: a namespace always
 // (created first when missing, to know the module made it), any other
-// object only when it is new, the module's or nobody's. An object the
-// Manifest has not placed before is created: when that fails because it
-// exists, whose it is decides, as for the objects placed before.
+// object only when it is new, the module's or nobody's. placed are the
+// objects an earlier apply placed; any other, and a placed one the
+// runtime no longer has, is created: when that fails because it exists,
+// whose it is decides, as for the objects placed before.
 func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest, batch []*unstructured.Unstructured,
-	versions *versionSet, outcome *applyOutcome) error {
-	placed := keys(mf.Status.Synced)
+	placed map[string]bool, versions *versionSet, outcome *applyOutcome) error {
 	return forEach(ctx, r.Parallelism, batch, func(ctx context.Context, o *unstructured.Unstructured) error {
 		obj := o.DeepCopy()
 		var created types.UID
 		if isNamespace(o) {
 			if !r.Removal.IsProtected(o.GetName(), rt.Namespace) {
 				var err error
-				if created, err = createNamespace(ctx, rt, o); err != nil {
+				if created, err = createNamespace(ctx, rt, o, mf.UID); err != nil {
 					return err
 				}
 			}
 		} else {
-			_, held := outcome.heldCRD(o.GroupVersionKind().GroupKind())
-			existed := false
-			if !held && !placed[removal.Key(resourcesOf([]*unstructured.Unstructured{o})[0])] {
-				ok, err := runtimebase.Create(ctx, rt, obj)
-				if err != nil {
-					return fmt.Errorf("creating %s: %w", describe(o), err)
-				}
-				if ok {
-					versions.add(obj)
-					return nil
-				}
-				existed = true
+			made, refused, err := r.place(ctx, rt, mf, o, obj, placed[removal.Key(resourcesOf([]*unstructured.Unstructured{o})[0])], outcome)
+			if made {
+				versions.add(obj)
 			}
-			if refused, err := r.refused(ctx, rt, mf, o, !existed, outcome); refused || err != nil {
+			if made || refused || err != nil {
 				return err
 			}
 		}
@@ -108,15 +100,39 @@ func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, mf *v1b
 	})
 }
 
-// refused reads who holds the existing object o names and records a
-// refusal when the module may not apply it. cached lets the API server's
-// cache answer; after a create found the object, only storage may.
-func (r *Reconciler) refused(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest, o *unstructured.Unstructured,
-	cached bool, outcome *applyOutcome) (bool, error) {
-	h, err := ownerOf(ctx, rt, o, mf.Labels[shared.ModuleNameLabel], r.AdoptFrom, cached)
-	if err != nil {
-		return false, err
+// place creates o (into obj, which then holds what was stored) when the
+// runtime has no such object, or records in the outcome that the module
+// may not apply the one it has; with neither, the module applies it. An
+// object placed before, or of a kind whose CRD others hold, is looked up
+// in the API server's cache first; after a create found the object, only
+// storage may say whose it is.
+func (r *Reconciler) place(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest, o, obj *unstructured.Unstructured,
+	placedBefore bool, outcome *applyOutcome) (made, refused bool, err error) {
+	module := mf.Labels[shared.ModuleNameLabel]
+	_, held := outcome.heldCRD(o.GroupVersionKind().GroupKind())
+	var h holder
+	if held || placedBefore {
+		if h, err = ownerOf(ctx, rt, o, module, r.AdoptFrom, true); err != nil {
+			return false, false, err
+		}
 	}
+	if !held && !h.exists {
+		ok, err := runtimebase.Create(ctx, rt, obj)
+		if err != nil {
+			return false, false, fmt.Errorf("creating %s: %w", describe(o), err)
+		}
+		if ok {
+			return true, false, nil
+		}
+		if h, err = ownerOf(ctx, rt, o, module, r.AdoptFrom, false); err != nil {
+			return false, false, err
+		}
+	}
+	return false, refuse(o, h, outcome), nil
+}
+
+// refuse records a refusal when the module may not apply o, held as h.
+func refuse(o *unstructured.Unstructured, h holder, outcome *applyOutcome) bool {
 	crd, held := outcome.heldCRD(o.GroupVersionKind().GroupKind())
 	switch {
 	case h.owner != "" && h.leaving:
@@ -126,9 +142,9 @@ func (r *Reconciler) refused(ctx context.Context, rt *remote.Runtime, mf *v1beta
 	case held:
 		outcome.refuse(o, describe(o)+" waits for its CRD: "+crd.text, crd.leaving)
 	default:
-		return false, nil
+		return false
 	}
-	return true, nil
+	return true
 }
 
 // inPlace reports whether every object of the last apply still exists

@@ -37,7 +37,8 @@ type leftOfKinds struct {
 // not the module's are never deleted: they are someone's data, which the
 // deletion waits for, as it waits for users' CRs of the module's own CRDs.
 // A nil observation means nothing is left.
-func (r *Reconciler) waitForAssociated(ctx context.Context, mf *v1beta2.Manifest, rt *remote.Runtime, module removal.Module) (*observation, error) {
+func (r *Reconciler) waitForAssociated(ctx context.Context, mf *v1beta2.Manifest, rt *remote.Runtime, module removal.Module,
+	applied []shared.Resource) (*observation, error) {
 	if len(mf.Spec.AssociatedResources) == 0 {
 		return nil, nil
 	}
@@ -46,7 +47,7 @@ func (r *Reconciler) waitForAssociated(ctx context.Context, mf *v1beta2.Manifest
 		kinds[schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}] = true
 	}
 	var own []shared.Resource
-	for _, res := range mf.Status.Synced {
+	for _, res := range applied {
 		if kinds[schema.GroupKind{Group: res.Group, Kind: res.Kind}] {
 			own = append(own, res)
 		}

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -26,7 +27,9 @@ const maxBlockersNamed = 5
 // reconcileDeletion removes the module: the default CR first, then — once
 // no objects of the module's associated kinds (spec.associatedResources)
 // and no user CRs of the module's kinds remain — the module's objects, CRDs
-// and namespaces last as the removal rules allow, then the finalizer. A
+// and namespaces last as the removal rules allow, then the finalizer. The
+// objects are those status.synced records and those a sweep by the
+// module's labels finds (inventory.go). A
 // released (unmanaged) module keeps its objects, without the operator's
 // labels. A Manifest the public lifecycle manager still holds by its
 // finalizer (deleted before the takeover in ensureFinalizer) is removed
@@ -77,18 +80,23 @@ func (r *Reconciler) removeModule(ctx context.Context, mf *v1beta2.Manifest, rt 
 	if defaultCR != "" {
 		return deleting("waiting for the module CR " + defaultCR + " to be deleted"), nil
 	}
+	inv, err := r.takeInventory(ctx, mf, rt)
+	if err != nil {
+		return nil, err
+	}
 	module := removal.ModuleOf(mf, rt, rt.Namespace)
-	if waiting, err := r.waitForAssociated(ctx, mf, rt, module); err != nil || waiting != nil {
+	module.Created = inv.created
+	if waiting, err := r.waitForAssociated(ctx, mf, rt, module, inv.resources); err != nil || waiting != nil {
 		return waiting, err
 	}
-	blockers, err := userResources(ctx, rt, mf, module)
+	blockers, err := r.userResources(ctx, rt, module, inv.resources)
 	if err != nil {
 		return nil, err
 	}
 	if len(blockers) > 0 {
 		return blocked(blockers), nil
 	}
-	kept, err := r.Removal.Delete(ctx, rt, module, mf.Status.Synced)
+	kept, err := r.Removal.Delete(ctx, rt, module, inv.resources)
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +150,24 @@ func (r *Reconciler) deleteDefaultCR(ctx context.Context, mf *v1beta2.Manifest, 
 }
 
 // userResources names up to maxBlockersNamed objects of the kinds the
-// module's CRDs define, other than its own default CR.
-func userResources(ctx context.Context, rt *remote.Runtime, mf *v1beta2.Manifest, module removal.Module) ([]string, error) {
+// module's CRDs define, other than its own default CR. A CRD that does not
+// carry the module's labels is not the module's, and its CRs are not
+// the module's to wait for.
+func (r *Reconciler) userResources(ctx context.Context, rt *remote.Runtime, module removal.Module, resources []shared.Resource) ([]string, error) {
 	var found []string
-	for _, res := range mf.Status.Synced {
+	for _, res := range resources {
 		if !removal.IsCRD(res) || len(found) >= maxBlockersNamed {
+			continue
+		}
+		crd := &metav1.PartialObjectMetadata{}
+		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
+		if err := rt.Get(ctx, client.ObjectKey{Name: res.Name}, crd); err != nil {
+			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+				continue
+			}
+			return nil, fmt.Errorf("reading CRD %s: %w", res.Name, err)
+		}
+		if !r.Removal.IsModules(crd, module.Name) {
 			continue
 		}
 		names, err := removal.UserCRs(ctx, rt, res.Name, module.OwnCR)

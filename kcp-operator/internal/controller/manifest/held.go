@@ -3,40 +3,44 @@ package manifest
 import (
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 )
 
-// heldStatuses keeps the first status of a new install until its first
-// recheck instead of writing it. A module applied a moment ago is waiting
-// for its workloads, and a kubelet that starts them by that recheck makes
-// its Manifest Ready with one status write instead of two (Processing,
-// then Ready): at 10,000 runtimes × 5 modules that is 50,000 KCP writes.
-// The Kyma shows a module without a status as Processing all the same.
+// heldStatuses keeps the status that follows an apply in memory until the
+// first recheck, when that status would change nothing a crash may lose.
+// recordBefore has written, before the apply, the objects the apply
+// places; a status that records the same objects and created namespaces
+// adds only the applied record and the progress (Processing), and a
+// module whose workloads start by the recheck then has its Ready status
+// written instead: one status write fewer per install.
 //
-// The held status is what every later step reads as the Manifest's status
-// (restore): the applied record and the objects the module holds, so a
-// spec change or a deletion before the write prunes and deletes them as if
-// it had been written. Only a restart of the operator in that window loses
-// it; the next install then renders again and applies what is rendered,
-// as after a failed status write.
+// A restart of the operator in that window loses the applied record only:
+// the next reconcile applies the same objects again (they are on record
+// and carry the module's labels), and nothing is left unrecorded. A status
+// that records other objects or namespaces — a refusal, a namespace the
+// apply created, a prune — is written at once.
 type heldStatuses struct {
 	mu   sync.Mutex
 	held map[types.NamespacedName]heldStatus
 }
 
 type heldStatus struct {
-	uid    types.UID
+	uid types.UID
+	// base is the stored status the held one follows: held only while the
+	// API server still has it.
+	base   v1beta2.ManifestStatus
 	status v1beta2.ManifestStatus
 }
 
-// hold keeps status for mf when it is the first status of an install under
-// way: nothing written yet, something applied, still Processing. Any other
-// status is written at once, and a held one is held only once.
+// hold keeps status for mf when mf's stored status is the record written
+// before the apply, status is still Processing, and both record the same
+// objects and namespaces. A held status is held only once.
 func (h *heldStatuses) hold(mf *v1beta2.Manifest, status v1beta2.ManifestStatus) bool {
-	if mf.Status.State != "" || status.State != shared.StateProcessing || status.Applied == "" {
+	if status.State != shared.StateProcessing || status.Applied == "" || !recordedFirst(mf.Status) || !sameHoldings(mf.Status, status) {
 		return false
 	}
 	h.mu.Lock()
@@ -44,13 +48,13 @@ func (h *heldStatuses) hold(mf *v1beta2.Manifest, status v1beta2.ManifestStatus)
 	if h.held == nil {
 		h.held = map[types.NamespacedName]heldStatus{}
 	}
-	h.held[keyOf(mf)] = heldStatus{uid: mf.UID, status: *status.DeepCopy()}
+	h.held[keyOf(mf)] = heldStatus{uid: mf.UID, base: *mf.Status.DeepCopy(), status: *status.DeepCopy()}
 	return true
 }
 
-// restore makes the status held for mf its status, when the API server
-// still has none. A status found stored, or a Manifest of another UID
-// under the same name, drops what was held.
+// restore makes the status held for mf its status while the API server
+// still has the one it followed. Any other stored status, or a Manifest of
+// another UID under the same name, drops what was held.
 func (h *heldStatuses) restore(mf *v1beta2.Manifest) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -58,7 +62,7 @@ func (h *heldStatuses) restore(mf *v1beta2.Manifest) {
 	held, ok := h.held[key]
 	switch {
 	case !ok:
-	case held.uid != mf.UID || mf.Status.State != "":
+	case held.uid != mf.UID || !equality.Semantic.DeepEqual(held.base, mf.Status):
 		delete(h.held, key)
 	default:
 		mf.Status = *held.status.DeepCopy()

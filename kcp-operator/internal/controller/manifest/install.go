@@ -70,7 +70,11 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 		}
 	}
 	if !inPlace {
-		if stored, done, err = r.apply(ctx, rt, mf, rendered.Objects); err != nil {
+		placed := keys(mf.Status.Synced)
+		if err := r.recordBefore(ctx, mf, synced, rendered.Hash); err != nil {
+			return failed(mf, v1beta2.ConditionResources, "RecordFailed", err), err
+		}
+		if stored, done, err = r.apply(ctx, rt, mf, rendered.Objects, placed); err != nil {
 			return done.onto(failed(mf, v1beta2.ConditionResources, "ApplyFailed", err)), err
 		}
 		if err := r.prune(ctx, rt, mf, synced, done); err != nil {

@@ -62,6 +62,8 @@ type holder struct {
 	owner string
 	// leaving: the object is being deleted, so the module gets it soon.
 	leaving bool
+	// exists: the runtime has the object.
+	exists bool
 }
 
 // ownerOf reads the object o names in the runtime and returns its foreign
@@ -81,16 +83,30 @@ func ownerOf(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructur
 	case err != nil:
 		return holder{}, fmt.Errorf("reading %s before applying it: %w", describe(o), err)
 	}
-	return holder{owner: foreignOwner(current, module, adopt), leaving: !current.DeletionTimestamp.IsZero()}, nil
+	return holder{owner: foreignOwner(current, module, adopt), leaving: !current.DeletionTimestamp.IsZero(), exists: true}, nil
 }
+
+// CreatedByAnnotation on a Namespace names, by UID, the Manifest whose
+// apply created it. It is set in the create itself, so it is as free of
+// races as the create: deletion trusts it where status.created lost the
+// record (an apply that ended before its status was written).
+const CreatedByAnnotation = shared.OperatorGroup + "/created-by-manifest"
+
+// namespaceCreator is the field manager of a Namespace's create. It is not
+// the operator's apply manager, whose created fields move into its apply
+// (runtimebase.ApplyOwned) and would be dropped by the next apply of the
+// rendered Namespace, which has no such annotation: so it keeps the
+// annotation for as long as the Namespace lives.
+const namespaceCreator = runtimebase.FieldOwner + "-namespace-create"
 
 // createNamespace creates the namespace o names unless it exists, and
 // returns the UID of the one it created: a create that succeeds is the
 // proof, free of races, that the module made the namespace. The apply that
 // follows sets its content.
-func createNamespace(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured) (types.UID, error) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.GetName()}}
-	err := rt.Create(ctx, ns, client.FieldOwner(runtimebase.FieldOwner))
+func createNamespace(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, manifest types.UID) (types.UID, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.GetName(),
+		Annotations: map[string]string{CreatedByAnnotation: string(manifest)}}}
+	err := rt.Create(ctx, ns, client.FieldOwner(namespaceCreator))
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		return "", nil

@@ -18,9 +18,9 @@ import (
 )
 
 // writeStatus turns the observation into the Manifest status and applies
-// it when it changed, unless it is the first status of an install under
-// way, which is held until the next reconcile (see heldStatuses). It is the
-// only place that writes Manifest status.
+// it when it changed, unless it follows the record written before an
+// apply and records nothing more, which is held until the next reconcile
+// (see heldStatuses). It is the only place that writes Manifest status.
 func (r *Reconciler) writeStatus(ctx context.Context, mf *v1beta2.Manifest, obs observation) error {
 	status := nextStatus(mf, obs)
 	if equality.Semantic.DeepEqual(status, mf.Status) && !r.held.pending(mf) {
