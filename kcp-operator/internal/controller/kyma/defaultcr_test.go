@@ -100,3 +100,24 @@ func TestDefaultCROfAForeignKindIsRefused(t *testing.T) {
 	playModuleOperator(t, "borrowing", "lender", "Ready", true)
 	eventuallyManifest(t, "borrowing-lender", "Ready", manifestState(shared.StateReady))
 }
+
+// TestRemovalLeavesWhatARefusedDefaultCRNames: removing a module whose
+// default CR was refused does not delete the object it names, which the
+// operator never created: a Namespace of the runtime here.
+func TestRemovalLeavesWhatARefusedDefaultCRNames(t *testing.T) {
+	require.NoError(t, runtimeEnv.Client.Create(t.Context(), namespace("precious")))
+	publish(t, module{Name: "evict", Version: "1.0.0", Data: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "precious"},
+	}})
+	releaseMeta(t, "evict", map[string]string{"regular": "1.0.0"})
+	newKyma(t, "evicting", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "evict"}} })
+	refusedDefaultCR(t, "evicting", "evict", manifestctrl.ReasonModuleCRNotShipped, "Namespace precious is of kind core/Namespace",
+		[4]string{"v1", "Namespace", "", "absent"})
+
+	updateKyma(t, "evicting", func(k *v1beta2.Kyma) { k.Spec.Modules = nil })
+	require.Eventually(t, func() bool {
+		_, err := getManifest(t, "evicting-evict")
+		return apierrors.IsNotFound(err)
+	}, timeout, tick, "the module is removed")
+	assert.True(t, present(t, namespace("precious")), "the Namespace the default CR named stays")
+}
