@@ -13,9 +13,66 @@ import (
 	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
 )
 
-// The tests of a module's default CR, which the operator creates with its
-// own credentials: it must be of a kind the module's CRDs define, and pass
-// the content policy, or nothing of the module is applied.
+// The tests of the content policy beyond TestDeniedContentIsNotApplied:
+// wildcard RBAC and broad webhooks, and a module's default CR, which the
+// operator creates with its own credentials: it must be of a kind the
+// module's CRDs define, and pass the content policy, or nothing of the
+// module is applied.
+
+// privilegedModule is listed in the suite's --module-privileged.
+const privilegedModule = "trusty"
+
+// wildcardRBAC is a ClusterRole that grants every verb on every core
+// resource, and its binding.
+func wildcardRBAC(module string) []string {
+	return []string{
+		"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: " + module + "-manager}\n" +
+			"rules: [{apiGroups: [\"\"], resources: [\"*\"], verbs: [\"*\"]}]\n",
+		"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: " + module + "-manager}\n" +
+			"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: " + module + "-manager}\n" +
+			"subjects: [{kind: ServiceAccount, name: " + module + ", namespace: kyma-system}]\n",
+	}
+}
+
+// TestWildcardRBACAndBroadWebhooksAreNotApplied: a module that grants
+// itself every verb on every core resource and sees every Secret is Error
+// naming the rules, with nothing applied; a module the fleet lists as
+// privileged installs the same RBAC.
+func TestWildcardRBACAndBroadWebhooksAreNotApplied(t *testing.T) {
+	secrets := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: sprawl-secrets}\n" +
+		"webhooks: [{name: secrets.sprawl.io, admissionReviewVersions: [v1], sideEffects: None,\n" +
+		"  clientConfig: {service: {name: sprawl, namespace: kyma-system}},\n" +
+		"  rules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [secrets]}]}]\n"
+	publish(t, module{Name: "sprawl", Version: "1.0.0", Extra: append(wildcardRBAC("sprawl"), secrets)})
+	publish(t, module{Name: privilegedModule, Version: "1.0.0", Extra: wildcardRBAC(privilegedModule)})
+	releaseMeta(t, "sprawl", map[string]string{"regular": "1.0.0"})
+	releaseMeta(t, privilegedModule, map[string]string{"regular": "1.0.0"})
+	newKyma(t, "sprawling", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "sprawl"}, {Name: privilegedModule}} })
+
+	mf := eventuallyManifest(t, "sprawling-sprawl", "Error", manifestState(shared.StateError))
+	cond := meta.FindStatusCondition(mf.Status.Conditions, v1beta2.ConditionResources)
+	require.NotNil(t, cond)
+	assert.Equal(t, manifestctrl.ReasonContentDenied, cond.Reason)
+	for _, want := range []string{
+		"ClusterRole sprawl-manager is denied by rule rbac.authorization.k8s.io/ClusterRole:wildcard (rule 0 grants every verb on every resource of the core API group)",
+		"ClusterRoleBinding sprawl-manager is denied by rule rbac.authorization.k8s.io/ClusterRoleBinding:wildcard",
+		"ValidatingWebhookConfiguration sprawl-secrets is denied by rule admissionregistration.k8s.io/ValidatingWebhookConfiguration:broad (webhook 0 sees every Secret)",
+	} {
+		assert.Contains(t, cond.Message, want)
+	}
+	assert.Empty(t, mf.Status.Synced)
+	for _, obj := range [][4]string{
+		{"rbac.authorization.k8s.io/v1", "ClusterRole", "", "sprawl-manager"},
+		{"admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "", "sprawl-secrets"},
+		{"apps/v1", "Deployment", "sprawling", "sprawl-operator"},
+	} {
+		assert.True(t, apierrors.IsNotFound(runtimeObject(t, obj[0], obj[1], obj[2], obj[3])), "%s %s is not applied", obj[1], obj[3])
+	}
+
+	playModuleOperator(t, "sprawling", privilegedModule, "", false)
+	eventuallyManifest(t, "sprawling-"+privilegedModule, "Ready", manifestState(shared.StateReady))
+	assert.NoError(t, runtimeObject(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", privilegedModule+"-manager"))
+}
 
 // clusterAdminFor is the default CR of a hostile publisher: cluster-admin
 // for a ServiceAccount of its choosing.
