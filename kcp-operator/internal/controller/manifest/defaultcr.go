@@ -2,13 +2,11 @@ package manifest
 
 import (
 	"errors"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
-	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 )
 
 // ReasonModuleCRNotShipped is the ModuleCR condition's reason for a default
@@ -41,22 +39,4 @@ func (r *Reconciler) refuseDefaultCR(mf *v1beta2.Manifest, rendered []*unstructu
 		reason = ReasonModuleCRNotShipped
 	}
 	return failed(mf, v1beta2.ConditionModuleCR, reason, err), true
-}
-
-// ownsDefaultCR reports whether the default CR cr may be the module's, for
-// removal to delete it: its group is that of a CRD the module applied
-// (status.synced, whose CRD names are <plural>.<group>) and not Kubernetes'
-// own. A default CR the install refused was never created by the operator;
-// the object it names, a Namespace say, is someone else's.
-func ownsDefaultCR(mf *v1beta2.Manifest, cr *unstructured.Unstructured) bool {
-	group := cr.GroupVersionKind().Group
-	if contentpolicy.ReservedGroup(group) {
-		return false
-	}
-	for _, res := range mf.Status.Synced {
-		if _, g, ok := strings.Cut(res.Name, "."); ok && removal.IsCRD(res) && g == group {
-			return true
-		}
-	}
-	return false
 }

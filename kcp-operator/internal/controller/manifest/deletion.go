@@ -123,7 +123,7 @@ func deleting(msg string) *observation {
 // while it still exists.
 func (r *Reconciler) deleteDefaultCR(ctx context.Context, mf *v1beta2.Manifest, rt *remote.Runtime) (string, error) {
 	cr := removal.OwnCR(mf, rt, rt.Namespace)
-	if cr == nil || !ownsDefaultCR(mf, cr) {
+	if cr == nil {
 		return "", nil
 	}
 	err := rt.Get(ctx, client.ObjectKeyFromObject(cr), cr)
