@@ -111,7 +111,8 @@ func Parse(specs []string) (*Policy, error) {
 // WithPrivileged returns a copy of the policy under which the modules
 // named are exempt from the wildcard and broad conditions (and from no
 // other): a fleet's operator lists the modules it trusts with
-// cluster-wide power, such as a service mesh's sidecar injector.
+// cluster-wide power, such as a backup tool whose manager needs every
+// verb on every resource.
 func (p *Policy) WithPrivileged(modules []string) *Policy {
 	if p == nil {
 		return nil
