@@ -86,14 +86,14 @@ func clusterAdminFor(name string) map[string]any {
 }
 
 // refusedDefaultCR waits for the Manifest to be Error for its default CR,
-// with reason and a message containing msg, and checks that nothing of the
-// module, default CR included, is in the runtime.
-func refusedDefaultCR(t *testing.T, kyma, module, reason, msg string, cr [4]string) {
+// of a kind the module does not ship, with a message containing msg, and
+// checks that nothing of the module, default CR included, is in the runtime.
+func refusedDefaultCR(t *testing.T, kyma, module, msg string, cr [4]string) {
 	t.Helper()
 	mf := eventuallyManifest(t, kyma+"-"+module, "Error", manifestState(shared.StateError))
 	cond := meta.FindStatusCondition(mf.Status.Conditions, v1beta2.ConditionModuleCR)
 	require.NotNil(t, cond, "the ModuleCR condition says why: %+v", mf.Status.Conditions)
-	assert.Equal(t, reason, cond.Reason)
+	assert.Equal(t, manifestctrl.ReasonModuleCRNotShipped, cond.Reason)
 	assert.Contains(t, cond.Message, msg)
 	assert.Empty(t, mf.Status.Synced, "nothing of the module is applied")
 	require.Eventually(t, func() bool { return manifestEvent(t, kyma+"-"+module, "Warning", msg) }, timeout, tick, "a Warning Event tells why")
@@ -118,7 +118,7 @@ func TestHostileDefaultCRIsRefused(t *testing.T) {
 	releaseMeta(t, "kestrel", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "hijacked", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "hijack"}, {Name: "kestrel"}} })
 
-	refusedDefaultCR(t, "hijacked", "hijack", manifestctrl.ReasonModuleCRNotShipped,
+	refusedDefaultCR(t, "hijacked", "hijack",
 		"ClusterRoleBinding hijack-admin is of kind rbac.authorization.k8s.io/ClusterRoleBinding, which no CRD of the module defines "+
 			"(the module's CRDs define Hijack."+testGroup+")",
 		[4]string{"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "hijack-admin"})
@@ -146,10 +146,10 @@ func TestDefaultCROfAForeignKindIsRefused(t *testing.T) {
 		k.Spec.Modules = []v1beta2.Module{{Name: "lender"}, {Name: "borrower"}, {Name: "usurp"}}
 	})
 
-	refusedDefaultCR(t, "borrowing", "borrower", manifestctrl.ReasonModuleCRNotShipped,
+	refusedDefaultCR(t, "borrowing", "borrower",
 		"Lender borrowed is of kind "+testGroup+"/Lender, which no CRD of the module defines (the module's CRDs define Borrower."+testGroup+")",
 		[4]string{testGroup + "/v1", "Lender", "borrowing", "borrowed"})
-	refusedDefaultCR(t, "borrowing", "usurp", manifestctrl.ReasonModuleCRNotShipped,
+	refusedDefaultCR(t, "borrowing", "usurp",
 		"a CRD of the module defines it in Kubernetes' own API group rbac.authorization.k8s.io",
 		[4]string{"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "usurp-admin"})
 	assert.True(t, apierrors.IsNotFound(runtimeObject(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "usurpbindings.rbac.authorization.k8s.io")))
@@ -168,7 +168,7 @@ func TestRemovalLeavesWhatARefusedDefaultCRNames(t *testing.T) {
 	}})
 	releaseMeta(t, "evict", map[string]string{"regular": "1.0.0"})
 	newKyma(t, "evicting", func(k *v1beta2.Kyma) { k.Spec.Modules = []v1beta2.Module{{Name: "evict"}} })
-	refusedDefaultCR(t, "evicting", "evict", manifestctrl.ReasonModuleCRNotShipped, "Namespace precious is of kind core/Namespace",
+	refusedDefaultCR(t, "evicting", "evict", "Namespace precious is of kind core/Namespace",
 		[4]string{"v1", "Namespace", "", "absent"})
 
 	updateKyma(t, "evicting", func(k *v1beta2.Kyma) { k.Spec.Modules = nil })
