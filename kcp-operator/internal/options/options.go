@@ -55,13 +55,15 @@ type Options struct {
 	RenderCacheEntries int
 	RegistryPullSecret string
 	// Bounds of one module render (internal/render.Limits) and the
-	// content refused before apply (internal/contentpolicy).
+	// content refused before apply (internal/contentpolicy), from which
+	// ModulePrivileged are partly exempt.
 	RenderTimeout      time.Duration
 	RenderMaxMB        int64
 	RenderMaxObjects   int
 	RenderConcurrency  int
 	RenderIsolation    bool
 	ModuleDeniedKinds  []string
+	ModulePrivileged   []string
 	TemplateNamespaces []string
 	// ModuleSignaturePolicy and ModuleTrustSecret: see internal/signature.
 	ModuleSignaturePolicy string
@@ -284,7 +286,8 @@ func (o *Options) bindRenderLimits(fs *pflag.FlagSet) {
 	fs.IntVar(&o.RenderMaxObjects, "render-max-objects", o.RenderMaxObjects, "Most objects one module may render.")
 	fs.IntVar(&o.RenderConcurrency, "render-concurrency", o.RenderConcurrency, "Renders running at once (a render abandoned at its deadline keeps its place until it ends); each may hold about 13 times --render-max-mb while it parses.")
 	fs.BoolVar(&o.RenderIsolation, "render-isolation", o.RenderIsolation, "Render Helm charts in a child process (the operator's binary again) that is killed at --render-timeout or beyond 8 × --render-max-mb of heap; without it, a looping chart is abandoned at the deadline but runs on inside the operator.")
-	fs.StringSliceVar(&o.ModuleDeniedKinds, "module-denied-kinds", o.ModuleDeniedKinds, "Rendered objects a module may not apply, as [GROUP/]KIND[:CONDITION] with CONDITION always (default), cluster-admin (a binding to the ClusterRole cluster-admin) or foreign (a webhook configuration not named for the module, or calling a URL); \"\" denies nothing. See the README.")
+	fs.StringSliceVar(&o.ModuleDeniedKinds, "module-denied-kinds", o.ModuleDeniedKinds, "Rendered objects a module may not apply, as [GROUP/]KIND[:CONDITION] with CONDITION always (default), cluster-admin (a binding to the ClusterRole cluster-admin), foreign (a webhook configuration not named for the module, or calling a URL), wildcard (a ClusterRole or Role granting every verb in every group or on every resource of a group not the module's, or aggregating others; a binding of such a role) or broad (a webhook configuration matching every resource of a group not the module's, or Secrets); \"\" denies nothing. The module's default CR is judged likewise. See the README.")
+	fs.StringSliceVar(&o.ModulePrivileged, "module-privileged", o.ModulePrivileged, "Modules exempt from the wildcard and broad conditions of --module-denied-kinds (and from no other rule): modules trusted with cluster-wide power, e.g. whose manager needs every verb on every resource, or whose webhook sees every Secret.")
 }
 
 // bindRequeue binds the flags of requeue intervals, purge and the Watcher controller.

@@ -18,11 +18,13 @@ func TestRenderLimitFlags(t *testing.T) {
 	assert.Equal(t, contentpolicy.Defaults(), o.ModuleDeniedKinds, "the deny list is on by default")
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	o.Bind(fs)
-	require.NoError(t, fs.Parse([]string{"--render-timeout=5s", "--render-max-mb=4", "--render-max-objects=100", "--module-denied-kinds="}))
+	assert.Empty(t, o.ModulePrivileged, "no module is privileged by default")
+	require.NoError(t, fs.Parse([]string{"--render-timeout=5s", "--render-max-mb=4", "--render-max-objects=100", "--module-denied-kinds=", "--module-privileged=istio,velero"}))
 	assert.Equal(t, 5*time.Second, o.RenderTimeout)
 	assert.Equal(t, int64(4), o.RenderMaxMB)
 	assert.Equal(t, 100, o.RenderMaxObjects)
 	assert.Empty(t, o.ModuleDeniedKinds, "an empty value turns the deny list off")
+	assert.Equal(t, []string{"istio", "velero"}, o.ModulePrivileged)
 	require.NoError(t, o.Validate())
 
 	o.ModuleDeniedKinds = []string{"ClusterRoleBinding:root"}

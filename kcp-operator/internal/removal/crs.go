@@ -71,9 +71,10 @@ func isOwn(item *metav1.PartialObjectMetadata, group, kind string, own *unstruct
 // OwnCR is the module's default CR as the operator created it in the runtime
 // (a namespaced CR without namespace goes to the sync namespace), or nil when
 // the module has none or its customResourcePolicy is Ignore: then the user
-// creates and owns it, and it is user data like any other CR.
+// creates and owns it, and it is user data like any other CR; nil too when
+// its group is not that of a CRD the module applied (see appliedCRDGroup).
 func OwnCR(mf *v1beta2.Manifest, c client.Client, syncNamespace string) *unstructured.Unstructured {
-	if mf.Spec.Resource == nil || mf.Spec.CustomResourcePolicy == v1beta2.CustomResourcePolicyIgnore {
+	if mf.Spec.Resource == nil || mf.Spec.CustomResourcePolicy == v1beta2.CustomResourcePolicyIgnore || !appliedCRDGroup(mf) {
 		return nil
 	}
 	cr := mf.Spec.Resource.DeepCopy()

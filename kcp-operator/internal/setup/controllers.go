@@ -243,6 +243,7 @@ func (b *builder) manifest() error {
 	if err != nil {
 		return fmt.Errorf("--module-denied-kinds: %w", err)
 	}
+	policy = policy.WithPrivileged(o.ModulePrivileged)
 	r := &manifestctrl.Reconciler{
 		KCP: b.mgr.GetClient(), APIReader: b.mgr.GetAPIReader(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"), Policy: policy,
 		Metrics: m, Parallelism: o.ApplyParallelism, Requeue: b.requeueUnderWay(),

@@ -124,6 +124,7 @@ func testOptions() options.Options {
 	// (signature_test.go), against the Secret those tests create.
 	opts.ModuleSignaturePolicy, opts.ModuleTrustSecret = "off", kcpNamespace+"/"+trustSecret
 	opts.MaintenancePolicy = maintenancePolicy
+	opts.ModulePrivileged = []string{privilegedModule}
 	if reg != nil {
 		// The suite's registry serves plain HTTP on loopback: listed, as
 		// plain HTTP is only for listed registries.

@@ -17,7 +17,8 @@ const (
 	// the message names it.
 	ReasonRenderLimit = "RenderLimitExceeded"
 	// ReasonContentDenied: a rendered object is denied by --module-denied-kinds;
-	// the message names the object and the rule. Nothing is applied.
+	// the message names the object and the rule. Nothing is applied. The
+	// ModuleCR condition has it for a default CR the policy denies.
 	ReasonContentDenied = "ContentDenied"
 )
 

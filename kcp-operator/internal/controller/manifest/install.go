@@ -56,6 +56,9 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 	if err := r.Policy.Check(moduleName(mf), rendered.Objects); err != nil {
 		return failed(mf, v1beta2.ConditionResources, ReasonContentDenied, err), nil
 	}
+	if obs, refused := r.refuseDefaultCR(mf, rendered.Objects); refused {
+		return obs, nil
+	}
 	synced := resourcesOf(rendered.Objects)
 	record := appliedRecord(mf)
 	renderHash, fingerprint, _ := strings.Cut(record, "/")
