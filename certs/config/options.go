@@ -5,11 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/trust"
 )
 
 // Backend names who signs certificates.
@@ -218,7 +218,7 @@ func (o Options) Validate() error {
 	check(o.EmergencyDeadline > o.PropagationDelay,
 		"emergency deadline (%s) must be longer than the propagation delay (%s)", o.EmergencyDeadline, o.PropagationDelay)
 	for _, fp := range o.TrustedCAFingerprints {
-		norm := strings.ToLower(strings.ReplaceAll(fp, ":", ""))
+		norm := trust.NormalizeFingerprint(fp)
 		_, err := hex.DecodeString(norm)
 		check(err == nil && len(norm) == 2*sha256.Size, "trusted CA fingerprint %q: want the SHA-256 of the certificate in hex", fp)
 	}
