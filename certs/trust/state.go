@@ -47,6 +47,10 @@ type State struct {
 	Emergency Emergency
 	// Request is the last rotation asked for by name; the zero value is none.
 	Request Request
+	// EmergencyRequest names the last emergency rotation asked for by name
+	// (the rotate-ca-emergency annotation's value); it outlives the
+	// emergency, so that the request is carried out once.
+	EmergencyRequest string
 	// Recorded are the fingerprints of the CAs the operator last wrote into
 	// the bundle; nil when the bundle was written before that record
 	// existed. A CA in the bundle but not here came from someone else.

@@ -29,10 +29,12 @@ const (
 )
 
 // The annotations of a rotation asked for by name: the request's value and
-// the fingerprint of the CA it replaces (see Request).
+// the fingerprint of the CA it replaces (see Request), and the value of the
+// last emergency rotation asked for (see State.EmergencyRequest).
 const (
-	RequestAnnotation         = shared.OperatorGroup + "/ca-rotation-request"
-	RequestReplacesAnnotation = shared.OperatorGroup + "/ca-rotation-replaces"
+	RequestAnnotation          = shared.OperatorGroup + "/ca-rotation-request"
+	RequestReplacesAnnotation  = shared.OperatorGroup + "/ca-rotation-replaces"
+	EmergencyRequestAnnotation = shared.OperatorGroup + "/ca-emergency-request"
 )
 
 // RecordAnnotation lists, comma-separated, the Fingerprint of every CA the
@@ -119,6 +121,7 @@ func parse(secret *corev1.Secret) (State, error) {
 		st.Emergency = Emergency{Since: t, Replaces: secret.Annotations[EmergencyReplacesAnnotation]}
 	}
 	st.Request = Request{ID: secret.Annotations[RequestAnnotation], Replaces: secret.Annotations[RequestReplacesAnnotation]}
+	st.EmergencyRequest = secret.Annotations[EmergencyRequestAnnotation]
 	if v, ok := secret.Annotations[RecordAnnotation]; ok {
 		st.Recorded = map[string]bool{}
 		for _, fp := range strings.Split(v, ",") {
@@ -177,6 +180,10 @@ func fill(secret *corev1.Secret, st State) {
 	if st.Request.ID != "" {
 		secret.Annotations[RequestAnnotation] = st.Request.ID
 		secret.Annotations[RequestReplacesAnnotation] = st.Request.Replaces
+	}
+	delete(secret.Annotations, EmergencyRequestAnnotation)
+	if st.EmergencyRequest != "" {
+		secret.Annotations[EmergencyRequestAnnotation] = st.EmergencyRequest
 	}
 	// What the operator writes is what it trusts: the record lists exactly
 	// the CAs of ca.crt.

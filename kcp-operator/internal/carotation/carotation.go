@@ -18,6 +18,11 @@
 // from the bundle as soon as every agent has a certificate of the new one,
 // at the latest at --cert-emergency-deadline. Events on the bundle Secret
 // tell how far it is.
+//
+// The rotation records the request's value in the bundle Secret before it
+// makes the new CA, and the trigger records it as handled after: a request
+// seen again in between (the operator restarted) is recognised and not
+// carried out a second time.
 package carotation
 
 import (
@@ -38,7 +43,7 @@ import (
 // Rotator is the part of the certificate rotation this package drives.
 type Rotator interface {
 	RotateFor(ctx context.Context, request string) (rotation.Status, error)
-	RotateEmergency(ctx context.Context) (rotation.Status, error)
+	RotateEmergencyFor(ctx context.Context, request string) (rotation.Status, error)
 	Emergency() rotation.EmergencyStatus
 	DroppedForeign() []rotation.DroppedCA
 }

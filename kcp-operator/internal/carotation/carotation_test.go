@@ -95,6 +95,30 @@ func TestARequestSeenAgainAfterACrashRotatesOnce(t *testing.T) {
 	assert.Equal(t, "2030-01-01T00:00:00Z", f.secret(t).Annotations[shared.CARotatedForAnnotation])
 }
 
+func TestAnEmergencyRequestSeenAgainAfterACrashRotatesOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	s := f.secret(t)
+	s.Annotations[carotation.EmergencyAnnotation] = "2030-01-01T00:00:00Z"
+	require.NoError(t, f.c.Update(ctx, s))
+
+	require.ErrorContains(t, f.trigger(t, patchFails{f.c}).Check(ctx), "recording the handled emergency rotation request")
+	require.Equal(t, 2, f.cas(t), "the emergency rotation ran")
+	require.NoError(t, f.trigger(t, f.c).Check(ctx), "seen again while it runs")
+	assert.Equal(t, 2, f.cas(t))
+
+	f.offset.Add(int64(config.DefaultEmergencyDeadline + time.Minute)) // it is over
+	_, err := f.pki.Rotator.Reconcile(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, f.cas(t), "the old CA left")
+	s = f.secret(t)
+	delete(s.Annotations, carotation.EmergencyHandledAnnotation) // as if the patch above had failed too
+	require.NoError(t, f.c.Update(ctx, s))
+	require.NoError(t, f.trigger(t, f.c).Check(ctx))
+	assert.Equal(t, 1, f.cas(t), "the restarted operator starts no second emergency rotation")
+	assert.False(t, f.pki.Rotator.Emergency().Active)
+}
+
 func TestADroppedForeignCAIsAnEventOnTheBundle(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
