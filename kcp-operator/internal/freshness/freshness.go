@@ -130,7 +130,8 @@ func (w *Waits) Expect(req types.NamespacedName, obj Object, version string, rec
 	w.expectLocked(req, obj, wait{version: version, since: received})
 }
 
-func (w *Waits) expectLocked(req types.NamespacedName, obj Object, add wait) {
+// expectLocked records add and reports whether it did (a bound may refuse it).
+func (w *Waits) expectLocked(req types.NamespacedName, obj Object, add wait) bool {
 	w.sweepLocked(w.opts.Now())
 	objs := w.pending[req]
 	have, ok := objs[obj]
@@ -142,7 +143,7 @@ func (w *Waits) expectLocked(req types.NamespacedName, obj Object, add wait) {
 		}
 	case len(objs) >= MaxWaitsPerRequest || w.total >= MaxWaits:
 		w.reads.WithLabelValues(OutcomeDropped).Inc()
-		return
+		return false
 	case objs == nil:
 		objs = map[Object]wait{}
 		w.pending[req] = objs
@@ -151,6 +152,7 @@ func (w *Waits) expectLocked(req types.NamespacedName, obj Object, add wait) {
 		w.total++
 	}
 	objs[obj] = add
+	return true
 }
 
 // sweepLocked drops the waits older than MaxAge, every MaxAge, and sooner
