@@ -92,7 +92,7 @@ func (s State) withoutForeign(trusted map[string]bool) State {
 			s.Foreign = append(s.Foreign, ca)
 		}
 	}
-	s.CAs = append(added, kept...)
+	s.CAs = slices.Concat(added, kept)
 	return s
 }
 
