@@ -29,6 +29,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RotationInterval, p("rotation-interval"), o.RotationInterval, "how often the rotator checks the CAs at the latest")
 	fs.DurationVar(&o.EmergencyDeadline, p("emergency-deadline"), o.EmergencyDeadline, "after an emergency CA rotation was asked for, drop the old CAs at the latest this late, even if some agent has no certificate of the new CA yet")
 	fs.StringVar(&o.DenySecret, p("deny-secret"), o.DenySecret, "Secret in --cert-namespace with the deny list of leaked certificates (key serials); empty: none")
+	fs.Var((*listValue)(&o.TrustedCAFingerprints), p("trusted-ca-fingerprints"), "comma-separated SHA-256 fingerprints of CAs the operator did not make that stay in the trust bundle; any other CA added to it is dropped")
 	fs.StringVar(&o.IssuerName, p("issuer-name"), o.IssuerName, "cert-manager issuer name (cert-manager backend)")
 	fs.StringVar(&o.IssuerKind, p("issuer-kind"), o.IssuerKind, "cert-manager issuer kind: Issuer or ClusterIssuer")
 	fs.StringVar(&o.IssuerGroup, p("issuer-group"), o.IssuerGroup, "cert-manager issuer API group")

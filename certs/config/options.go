@@ -1,12 +1,15 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/trust"
 )
 
 // Backend names who signs certificates.
@@ -88,6 +91,11 @@ type Options struct {
 	// DenySecret in Namespace holds the deny list of leaked certificates
 	// (key DenySecretKey, see certs/denylist); empty means none.
 	DenySecret string
+	// TrustedCAFingerprints are the SHA-256 fingerprints (hex, colons
+	// allowed) of CAs that stay in the trust bundle although the operator
+	// did not make them (say, the CA of a PKI being migrated from). Every
+	// other CA that someone adds to the bundle is dropped.
+	TrustedCAFingerprints []string
 
 	// IssuerName, IssuerKind and IssuerGroup reference the cert-manager
 	// issuer (cert-manager backend only; IssuerName is required there).
@@ -209,6 +217,11 @@ func (o Options) Validate() error {
 	// new CA: dropping the old ones then would lock every runtime out.
 	check(o.EmergencyDeadline > o.PropagationDelay,
 		"emergency deadline (%s) must be longer than the propagation delay (%s)", o.EmergencyDeadline, o.PropagationDelay)
+	for _, fp := range o.TrustedCAFingerprints {
+		norm := trust.NormalizeFingerprint(fp)
+		_, err := hex.DecodeString(norm)
+		check(err == nil && len(norm) == 2*sha256.Size, "trusted CA fingerprint %q: want the SHA-256 of the certificate in hex", fp)
+	}
 	if o.Backend == BackendCertManager {
 		check(o.IssuerName != "", "the cert-manager backend needs an issuer name")
 		check(o.IssuerKind == "Issuer" || o.IssuerKind == "ClusterIssuer" || o.IssuerGroup != DefaultIssuerGroup,

@@ -73,6 +73,9 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		{"CA renew before the whole life", func(o *config.Options) { o.CARenewBefore = 2 * o.CADuration }, []string{"CA renew-before"}},
 		{"grace shorter than propagation", func(o *config.Options) { o.GracePeriod = time.Minute }, []string{"grace period"}},
 		{"empty names", func(o *config.Options) { o.Namespace, o.RuntimeSecret = "", "" }, []string{"namespace must not", "runtime secret must not"}},
+		{"a trusted CA fingerprint that is no SHA-256", func(o *config.Options) {
+			o.TrustedCAFingerprints = []string{"AB:CD", strings.Repeat("ab", 32)}
+		}, []string{`trusted CA fingerprint "AB:CD"`}},
 		{"several at once", func(o *config.Options) { o.RotationInterval, o.KeyAlgorithm = 0, "dsa" }, []string{"rotation interval", "dsa"}},
 	}
 	for _, tc := range tests {

@@ -30,6 +30,7 @@ type Metrics struct {
 	phase    *prometheus.GaugeVec
 	failures *prometheus.CounterVec
 	syncs    *prometheus.CounterVec
+	foreign  prometheus.Counter
 	emergency
 
 	mu        sync.Mutex
@@ -59,9 +60,13 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "lifecycle_manager_certificate_runtime_syncs_total",
 			Help: "Runtime TLS Secret syncs, by whether they wrote (written) or found it current (unchanged).",
 		}, []string{"result"}),
+		foreign: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "lifecycle_manager_certificate_foreign_cas_dropped_total",
+			Help: "CAs that someone else wrote into the trust bundle, dropped from it (name one in --cert-trusted-ca-fingerprints to keep it).",
+		}),
 	}
 	m.emergency = newEmergency()
-	for _, c := range []prometheus.Collector{m.expiry, m.renewals, m.phase, m.failures, m.syncs,
+	for _, c := range []prometheus.Collector{m.expiry, m.renewals, m.phase, m.failures, m.syncs, m.foreign,
 		m.emergencyActive, m.emergencyBehind, m.emergencyDeadline, m.emergencyDone} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering certificate metrics: %w", err)
@@ -114,6 +119,15 @@ func (m *Metrics) SetPhase(phase string) {
 	}
 	m.phase.WithLabelValues(phase).Set(1)
 	m.lastPhase = phase
+}
+
+// ForeignCADropped counts a CA someone else wrote into the trust bundle,
+// dropped from it.
+func (m *Metrics) ForeignCADropped() {
+	if m == nil {
+		return
+	}
+	m.foreign.Inc()
 }
 
 // Synced counts a runtime Secret sync.

@@ -68,6 +68,7 @@ func TestNilMetricsRecordNothing(t *testing.T) {
 		m.Failed("x")
 		m.SetPhase("Stable")
 		m.Synced(true)
+		m.ForeignCADropped()
 	})
 }
 

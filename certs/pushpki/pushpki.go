@@ -161,7 +161,7 @@ func (p *PKI) EndpointMaterial(ctx context.Context) (tlssecret.Material, error) 
 
 // TrustBundle reads the trust bundle PEM.
 func (p *PKI) TrustBundle(ctx context.Context) ([]byte, error) {
-	st, err := trust.NewStore(p.c, types.NamespacedName{Namespace: p.Options.Namespace, Name: p.Options.BundleSecret}).Load(ctx)
+	st, err := trust.NewStore(p.c, types.NamespacedName{Namespace: p.Options.Namespace, Name: p.Options.BundleSecret}, p.Options.TrustedCAFingerprints...).Load(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -59,8 +59,16 @@ type EmergencyStatus struct {
 // before its new CA arrived, it asks the backend again. Once it started, it
 // returns no error: the Rotator retries what fails after.
 func (r *Rotator) RotateEmergency(ctx context.Context) (Status, error) {
+	return r.RotateEmergencyFor(ctx, "")
+}
+
+// RotateEmergencyFor is RotateEmergency for the request named request (the
+// rotate-ca-emergency annotation's value), recorded in the bundle with the
+// emergency: seen again — after a restart before its caller recorded it as
+// handled — it is recognised, running or done, and not carried out twice.
+func (r *Rotator) RotateEmergencyFor(ctx context.Context, request string) (Status, error) {
 	r.mu.Lock()
-	err := r.startEmergency(ctx)
+	err := r.startEmergency(ctx, request)
 	r.mu.Unlock()
 	if err != nil {
 		r.metrics.Failed(metrics.OperationRotate)
@@ -75,18 +83,23 @@ func (r *Rotator) RotateEmergency(ctx context.Context) (Status, error) {
 	return st, nil
 }
 
-func (r *Rotator) startEmergency(ctx context.Context) error {
+func (r *Rotator) startEmergency(ctx context.Context, request string) error {
 	st, err := r.store.Load(ctx)
 	if err != nil {
 		return err
 	}
-	if st.EmergencyCAJoined() {
+	seen := request != "" && st.EmergencyRequest == request
+	switch {
+	case seen && (!st.Emergency.Active() || st.EmergencyCAJoined()):
+		r.log.Info("emergency CA rotation request already carried out or running", "request", request)
+		return nil
+	case !seen && st.EmergencyCAJoined():
 		return ErrRotationInProgress
-	}
-	if !st.Emergency.Active() {
+	case !st.Emergency.Active():
 		// Recorded before the new CA is made, so that a restart in between
 		// still ends in the old CAs' removal.
 		st = st.WithEmergency(r.opts.Clock())
+		st.EmergencyRequest = request
 		if err := r.store.Save(ctx, st); err != nil {
 			return err
 		}

@@ -84,6 +84,24 @@ type Rotator struct {
 	lastSweep   string
 	lastSweepAt time.Time
 	retry       map[types.NamespacedName]bool
+	// foreign are the CAs dropped from the bundle as someone else's, not
+	// yet taken by DroppedForeign; at most maxForeignKept.
+	foreign []DroppedCA
+}
+
+// maxForeignKept bounds the dropped CAs kept for DroppedForeign; the
+// metric counts them all.
+const maxForeignKept = 16
+
+// DroppedCA is a CA someone else wrote into the trust bundle, which the
+// Rotator dropped.
+type DroppedCA struct {
+	// Name is the CA's common name and serial, as in the logs.
+	Name string
+	// Fingerprint is its SHA-256 (trust.Fingerprint), as
+	// --cert-trusted-ca-fingerprints takes it.
+	Fingerprint string
+	NotAfter    time.Time
 }
 
 // New returns a Rotator. agents may be nil when no agent certificates are
@@ -93,7 +111,7 @@ func New(c client.Client, backend issuer.Backend, agents Agents, opts config.Opt
 		c:       c,
 		denied:  &denylist.List{},
 		backend: backend,
-		store:   trust.NewStore(c, types.NamespacedName{Namespace: opts.Namespace, Name: opts.BundleSecret}),
+		store:   trust.NewStore(c, types.NamespacedName{Namespace: opts.Namespace, Name: opts.BundleSecret}, opts.TrustedCAFingerprints...),
 		agents:  agents,
 		opts:    opts,
 		metrics: m,
@@ -155,20 +173,53 @@ func (r *Rotator) Start(ctx context.Context) error {
 // while one is in progress: a second new CA before the first reached every
 // peer could lock runtimes out.
 func (r *Rotator) Rotate(ctx context.Context) (Status, error) {
+	return r.RotateFor(ctx, "")
+}
+
+// RotateFor is Rotate for the request named request (the rotate-ca
+// annotation's value): it records the request in the bundle before the
+// new CA is made, and a request seen again — after a restart before its
+// caller recorded it as handled — is recognised and not carried out twice.
+// An empty request is Rotate.
+func (r *Rotator) RotateFor(ctx context.Context, request string) (Status, error) {
 	r.mu.Lock()
-	st, err := r.store.Load(ctx)
-	if err == nil && (st.Emergency.Active() || st.Phase(r.opts.Clock(), issuer.TimingOf(r.opts)) != trust.PhaseStable) {
-		err = ErrRotationInProgress
-	}
-	if err == nil {
-		err = r.backend.RotateCA(ctx)
-	}
+	err := r.startRotation(ctx, request)
 	r.mu.Unlock()
 	if err != nil {
 		r.metrics.Failed(metrics.OperationRotate)
 		return Status{}, fmt.Errorf("rotating the CA: %w", err)
 	}
 	return r.Reconcile(ctx)
+}
+
+func (r *Rotator) startRotation(ctx context.Context, request string) error {
+	st, err := r.store.Load(ctx)
+	if err != nil {
+		return err
+	}
+	if request != "" && st.Request.ID == request {
+		// Asked before: made for it already when the backend's CA is not
+		// the one it replaces (the bundle takes it up in Reconcile).
+		if cur, err := r.backend.CurrentCA(ctx); err == nil && trust.Fingerprint(cur) != st.Request.Replaces {
+			r.log.Info("CA rotation request already carried out", "request", request)
+			return nil
+		}
+		return r.backend.RotateCA(ctx)
+	}
+	if st.Emergency.Active() || st.Phase(r.opts.Clock(), issuer.TimingOf(r.opts)) != trust.PhaseStable {
+		return ErrRotationInProgress
+	}
+	if request != "" {
+		// Recorded before the new CA is made: see RotateFor.
+		st.Request = trust.Request{ID: request}
+		if n := st.Newest(); n != nil {
+			st.Request.Replaces = trust.Fingerprint(n)
+		}
+		if err := r.store.Save(ctx, st); err != nil {
+			return err
+		}
+	}
+	return r.backend.RotateCA(ctx)
 }
 
 // Reconcile brings the bundle, the endpoint certificate and the agent
@@ -228,10 +279,15 @@ func (r *Rotator) reconcileBundle(ctx context.Context) (trust.State, Status, err
 	if err != nil {
 		return st, status, fmt.Errorf("reading the current CA: %w", err)
 	}
+	// Load left out the CAs someone else added; the save below drops them,
+	// and a bundle from before the record gets one.
+	recordMissing := st.Recorded == nil && len(st.CAs) > 0
+	r.reportForeign(st.Foreign)
 	st, changed := st.WithNewest(current, now)
 	if changed {
 		r.log.Info("CA joined the trust bundle", "ca", caName(current), "notAfter", current.NotAfter)
 	}
+	changed = changed || recordMissing || len(st.Foreign) > 0
 	if st, status.Emergency, err = r.advanceEmergency(ctx, st, now); err != nil {
 		return st, status, fmt.Errorf("emergency CA rotation: %w", err)
 	}
@@ -263,6 +319,32 @@ func (r *Rotator) reconcileBundle(ctx context.Context) (trust.State, Status, err
 		r.metrics.SetExpiry(metrics.KindCA, r.store.Key().Namespace, caName(ca), ca.NotAfter)
 	}
 	return st, status, nil
+}
+
+// reportForeign logs and counts the CAs dropped as someone else's and
+// keeps them for DroppedForeign.
+func (r *Rotator) reportForeign(cas []*x509.Certificate) {
+	for _, ca := range cas {
+		d := DroppedCA{Name: caName(ca), Fingerprint: trust.Fingerprint(ca), NotAfter: ca.NotAfter}
+		r.log.Error(errors.New("a CA the operator did not make was in the trust bundle"),
+			"dropping it: name its fingerprint in --cert-trusted-ca-fingerprints to keep it",
+			"ca", d.Name, "fingerprint", d.Fingerprint, "notAfter", d.NotAfter)
+		r.metrics.ForeignCADropped()
+		r.metrics.ForgetExpiry(metrics.KindCA, r.store.Key().Namespace, d.Name)
+		if len(r.foreign) < maxForeignKept {
+			r.foreign = append(r.foreign, d)
+		}
+	}
+}
+
+// DroppedForeign returns the CAs dropped as someone else's since the last
+// call, for an Event.
+func (r *Rotator) DroppedForeign() []DroppedCA {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.foreign
+	r.foreign = nil
+	return out
 }
 
 // caName tells CAs apart in logs and metrics: cert-manager's successive CAs

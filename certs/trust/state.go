@@ -45,6 +45,55 @@ type State struct {
 	NewestAddedAt time.Time
 	// Emergency is an emergency rotation in progress; the zero value is none.
 	Emergency Emergency
+	// Request is the last rotation asked for by name; the zero value is none.
+	Request Request
+	// EmergencyRequest names the last emergency rotation asked for by name
+	// (the rotate-ca-emergency annotation's value); it outlives the
+	// emergency, so that the request is carried out once.
+	EmergencyRequest string
+	// Recorded are the fingerprints of the CAs the operator last wrote into
+	// the bundle; nil when the bundle was written before that record
+	// existed. A CA in the bundle but not here came from someone else.
+	Recorded map[string]bool
+	// Foreign are the CAs Load found in the bundle and left out: neither
+	// recorded nor trusted by fingerprint. The next Save drops them.
+	Foreign []*x509.Certificate
+}
+
+// Request is a rotation asked for by name (the value of the rotate-ca
+// annotation), recorded before its new CA is made, so that the request is
+// carried out once however often it is seen: a CA made for it is
+// recognised, and not made again, after a restart in between.
+type Request struct {
+	// ID names the request; empty means none.
+	ID string
+	// Replaces is the Fingerprint of the newest CA when it was asked for:
+	// a newest CA with another fingerprint was made for it.
+	Replaces string
+}
+
+// withoutForeign returns the state without the CAs that the operator did
+// not write into the bundle and that trusted does not name, in Foreign. A
+// trusted CA new to the bundle goes first: it is no newer CA of the
+// operator's, so it starts no rotation. A bundle without a record keeps
+// every CA: it was written before the record existed.
+func (s State) withoutForeign(trusted map[string]bool) State {
+	if s.Recorded == nil {
+		return s
+	}
+	var added, kept []*x509.Certificate
+	for _, ca := range s.CAs {
+		switch fp := Fingerprint(ca); {
+		case s.Recorded[fp]:
+			kept = append(kept, ca)
+		case trusted[fp]:
+			added = append(added, ca)
+		default:
+			s.Foreign = append(s.Foreign, ca)
+		}
+	}
+	s.CAs = slices.Concat(added, kept)
+	return s
 }
 
 // Emergency is an emergency rotation: a CA key may have leaked, so every
@@ -88,11 +137,14 @@ func (s State) EmergencyCAJoined() bool {
 // OnlyNewest returns the state with the newest CA alone, the emergency
 // over, and the CAs that left.
 func (s State) OnlyNewest() (State, []*x509.Certificate) {
+	s.Emergency = Emergency{}
 	if len(s.CAs) == 0 {
-		return State{NewestAddedAt: s.NewestAddedAt}, nil
+		return s, nil
 	}
 	last := len(s.CAs) - 1
-	return State{CAs: []*x509.Certificate{s.CAs[last]}, NewestAddedAt: s.NewestAddedAt}, slices.Clone(s.CAs[:last])
+	dropped := slices.Clone(s.CAs[:last])
+	s.CAs = []*x509.Certificate{s.CAs[last]}
+	return s, dropped
 }
 
 // Newest returns the CA that joined last, nil for an empty bundle.
@@ -128,8 +180,9 @@ func (s State) WithNewest(ca *x509.Certificate, now time.Time) (State, bool) {
 	if n := s.Newest(); n != nil && n.Equal(ca) {
 		return s, false
 	}
-	cas := slices.DeleteFunc(slices.Clone(s.CAs), ca.Equal)
-	return State{CAs: append(cas, ca), NewestAddedAt: now, Emergency: s.Emergency}, true
+	s.CAs = append(slices.DeleteFunc(slices.Clone(s.CAs), ca.Equal), ca)
+	s.NewestAddedAt = now
+	return s, true
 }
 
 // Pruned returns the state without the CAs that expired before now, and the
@@ -143,7 +196,8 @@ func (s State) Pruned(now time.Time) (State, []*x509.Certificate) {
 		}
 		keep = append(keep, ca)
 	}
-	return State{CAs: keep, NewestAddedAt: s.NewestAddedAt, Emergency: s.Emergency}, removed
+	s.CAs = keep
+	return s, removed
 }
 
 // previous returns the newest CA before the last that is still valid at now.

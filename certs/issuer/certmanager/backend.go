@@ -41,7 +41,7 @@ func New(c client.Client, opts config.Options, m *metrics.Metrics, log logr.Logg
 	return &Backend{
 		c:       c,
 		opts:    opts,
-		bundle:  trust.NewStore(c, types.NamespacedName{Namespace: opts.Namespace, Name: opts.BundleSecret}),
+		bundle:  trust.NewStore(c, types.NamespacedName{Namespace: opts.Namespace, Name: opts.BundleSecret}, opts.TrustedCAFingerprints...),
 		caKey:   types.NamespacedName{Namespace: opts.CASecretNamespaceOrDefault(), Name: opts.CASecret},
 		metrics: m,
 		log:     log,

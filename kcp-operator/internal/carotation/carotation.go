@@ -18,6 +18,11 @@
 // from the bundle as soon as every agent has a certificate of the new one,
 // at the latest at --cert-emergency-deadline. Events on the bundle Secret
 // tell how far it is.
+//
+// The rotation records the request's value in the bundle Secret before it
+// makes the new CA, and the trigger records it as handled after: a request
+// seen again in between (the operator restarted) is recognised and not
+// carried out a second time.
 package carotation
 
 import (
@@ -37,10 +42,15 @@ import (
 
 // Rotator is the part of the certificate rotation this package drives.
 type Rotator interface {
-	Rotate(ctx context.Context) (rotation.Status, error)
-	RotateEmergency(ctx context.Context) (rotation.Status, error)
+	RotateFor(ctx context.Context, request string) (rotation.Status, error)
+	RotateEmergencyFor(ctx context.Context, request string) (rotation.Status, error)
 	Emergency() rotation.EmergencyStatus
+	DroppedForeign() []rotation.DroppedCA
 }
+
+// ReasonForeignCADropped is the reason of the Event on the bundle Secret
+// about a CA someone else wrote into it, which the rotation dropped.
+const ReasonForeignCADropped = "ForeignCADropped"
 
 // Trigger polls the bundle Secret for a new rotate-ca or
 // rotate-ca-emergency value, and reports an emergency rotation's progress.
@@ -83,6 +93,7 @@ func (t *Trigger) Check(ctx context.Context) error {
 	if err := t.Client.Get(ctx, t.Bundle, secret); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	t.reportForeign(secret)
 	if err := t.checkEmergency(ctx, secret); err != nil {
 		return err
 	}
@@ -90,7 +101,9 @@ func (t *Trigger) Check(ctx context.Context) error {
 	if want == "" || want == secret.Annotations[shared.CARotatedForAnnotation] {
 		return nil
 	}
-	status, err := t.Rotator.Rotate(ctx)
+	// The rotator records the request with the rotation: seen again after a
+	// crash before the patch below, it is not carried out twice.
+	status, err := t.Rotator.RotateFor(ctx, want)
 	if errors.Is(err, rotation.ErrRotationInProgress) {
 		return nil // asked again while one runs; the request stays and is served after it
 	}
@@ -104,4 +117,15 @@ func (t *Trigger) Check(ctx context.Context) error {
 	}
 	t.Log.Info("CA rotation started on request", "request", want, "phase", status.Phase)
 	return nil
+}
+
+// reportForeign puts a Warning Event on the bundle Secret for each CA the
+// rotation dropped from it as someone else's.
+func (t *Trigger) reportForeign(secret *corev1.Secret) {
+	for _, ca := range t.Rotator.DroppedForeign() {
+		t.event(secret, corev1.EventTypeWarning, ReasonForeignCADropped, "Drop",
+			"dropped CA %s (SHA-256 %s, valid until %s) from the trust bundle: the operator did not make it; name its fingerprint in --cert-trusted-ca-fingerprints to keep it",
+			ca.Name, ca.Fingerprint, ca.NotAfter.UTC().Format(time.RFC3339))
+		t.Log.Info("foreign CA dropped from the trust bundle", "ca", ca.Name, "fingerprint", ca.Fingerprint)
+	}
 }

@@ -46,7 +46,9 @@ func (t *Trigger) checkEmergency(ctx context.Context, secret *corev1.Secret) err
 	if want == "" || want == secret.Annotations[EmergencyHandledAnnotation] {
 		return nil
 	}
-	_, err := t.Rotator.RotateEmergency(ctx)
+	// Recorded with the emergency: seen again after a crash before the
+	// patch below, it is not carried out twice.
+	_, err := t.Rotator.RotateEmergencyFor(ctx, want)
 	if errors.Is(err, rotation.ErrRotationInProgress) {
 		return nil // served once the running one is over
 	}

@@ -16,5 +16,6 @@
 //   - Loader (every replica) serves the certificate from that Secret, and
 //     Server answers the API server's ConversionReviews with
 //     controller-runtime's handler: v1beta2 is the hub, api/v1beta1 holds
-//     the conversions.
+//     the conversions. A conversion to the hub checks the fields that the
+//     v1beta2-spec annotation set against the hub CRD's schema (hubcheck.go).
 package conversion

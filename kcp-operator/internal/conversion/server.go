@@ -82,6 +82,10 @@ func NewServer(addr string, cert *Certificate) (webhook.Server, error) {
 			c.MinVersion = tls.VersionTLS12
 		}},
 	})
-	srv.Register(Path, crconversion.NewWebhookHandler(scheme, crconversion.NewRegistry()))
+	registry, err := newRegistry()
+	if err != nil {
+		return nil, err
+	}
+	srv.Register(Path, crconversion.NewWebhookHandler(scheme, registry))
 	return srv, nil
 }

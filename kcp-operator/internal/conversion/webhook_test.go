@@ -126,6 +126,7 @@ func TestV1beta1ThroughTheWebhook(t *testing.T) {
 	t.Run("v1beta2 writes show through v1beta1 and survive a v1beta1 update", f.bothClientsWrite)
 	t.Run("the documentation's ModuleTemplate converts both ways", f.documentationTemplate)
 	t.Run("a v1beta1 Manifest obeys v1beta2's rules", f.manifest)
+	t.Run("v1beta2 fields carried in the annotation obey v1beta2's rules", f.annotationFields)
 	t.Run("the caBundle follows a CA rotation", f.rotation)
 	t.Run("a CRD that calls another webhook is left alone", f.otherWebhook)
 }
@@ -212,6 +213,37 @@ func (f *fixture) manifest(t *testing.T) {
 	require.NoError(t, f.env.Client.Get(ctx, client.ObjectKeyFromObject(m), hub))
 	assert.True(t, hub.Spec.Remote)
 	assert.Equal(t, "keda", hub.Spec.Install.Name)
+}
+
+// annotationFields: a v1beta1 write passes the v1beta1 schema, in which
+// the annotation is any string; what it carries into v1beta2 must pass
+// the v1beta2 schema, or a non-semver version would be stored and skip
+// the downgrade guard.
+func (f *fixture) annotationFields(t *testing.T) {
+	ctx := t.Context()
+	tmpl := sample(t, "moduletemplate-v1beta1.yaml")
+	tmpl.SetName("carried-version")
+	tmpl.SetAnnotations(map[string]string{v1beta1.V1beta2SpecAnnotation: `{"version":"latest","moduleName":"sample"}`})
+	var err error
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		err = f.env.Client.Create(ctx, tmpl.DeepCopy())
+		assert.ErrorContains(c, err, "spec.version")
+	}, timeout, tick, "a non-semver version through v1beta1 is refused")
+	assert.ErrorContains(t, err, v1beta1.V1beta2SpecAnnotation)
+	assert.NotContains(t, err.Error(), "moduleName", "only the broken field is named")
+
+	tmpl.SetAnnotations(map[string]string{v1beta1.V1beta2SpecAnnotation: `{"version":"1.2.3","moduleName":"sample"}`})
+	eventually(t, func() error { return f.env.Client.Create(ctx, tmpl.DeepCopy()) })
+	hub := &v1beta2.ModuleTemplate{}
+	require.NoError(t, f.env.Client.Get(ctx, client.ObjectKeyFromObject(tmpl), hub))
+	assert.Equal(t, "1.2.3", hub.Spec.Version)
+	assert.Equal(t, "sample", hub.Spec.ModuleName)
+
+	back := v1beta1Object(tmpl)
+	require.NoError(t, f.env.Client.Get(ctx, client.ObjectKeyFromObject(tmpl), back))
+	require.NoError(t, unstructured.SetNestedField(back.Object, "regular", "spec", "channel"))
+	back.SetAnnotations(map[string]string{v1beta1.V1beta2SpecAnnotation: `{"version":"2.0"}`})
+	assert.ErrorContains(t, f.env.Client.Update(ctx, back), "spec.version", "an update through v1beta1 too")
 }
 
 // rotation: a certificate from a CA that the CRD's caBundle lacks is what

@@ -34,6 +34,12 @@ const (
 	// DefaultMaxAge is how long a wait is kept across reconciles before it
 	// is given up; the periodic resync covers it then.
 	DefaultMaxAge = 10 * time.Second
+	// MaxWaitsPerRequest bounds the objects one request waits for, and
+	// MaxWaits all waits: what runtimes send cannot grow them further (a
+	// wait beyond is not recorded; its reconcile still runs, without the
+	// reread guard for that object).
+	MaxWaitsPerRequest = 256
+	MaxWaits           = 1 << 16
 )
 
 // Options tune Waits; zero values take the defaults.
@@ -54,12 +60,20 @@ type wait struct {
 // Waits holds, per reconcile request, the writes its next reconcile must
 // see. The event sources add to it; a reconcile takes its waits when it
 // starts. A nil *Waits holds nothing.
+//
+// Its memory is bounded whether or not the requests are ever reconciled
+// (a Kyma deleted meanwhile is not): a sweep drops every wait older than
+// MaxAge, and runs at most MaxAge apart while waits come in; no request
+// holds more than MaxWaitsPerRequest waits, and all together no more than
+// MaxWaits.
 type Waits struct {
-	opts    Options
-	reads   *prometheus.CounterVec
-	early   prometheus.Counter
-	mu      sync.Mutex
-	pending map[types.NamespacedName]map[Object]wait
+	opts      Options
+	reads     *prometheus.CounterVec
+	early     prometheus.Counter
+	mu        sync.Mutex
+	pending   map[types.NamespacedName]map[Object]wait
+	total     int
+	lastSweep time.Time
 }
 
 // Outcomes of a read, the label values of lifecycle_manager_push_reads_total.
@@ -68,6 +82,7 @@ const (
 	OutcomeCaughtUp = "caught_up" // an early read, and a reread held it
 	OutcomeGaveUp   = "gave_up"   // still early after every reread: a second look later
 	OutcomeExpired  = "expired"   // never seen within MaxAge: left to the resync
+	OutcomeDropped  = "dropped"   // not recorded: the request or all waits were at their bound
 )
 
 // New returns Waits with its metric registered on reg under name (e.g.
@@ -115,19 +130,51 @@ func (w *Waits) Expect(req types.NamespacedName, obj Object, version string, rec
 	w.expectLocked(req, obj, wait{version: version, since: received})
 }
 
-func (w *Waits) expectLocked(req types.NamespacedName, obj Object, add wait) {
+// expectLocked records add and reports whether it did (a bound may refuse it).
+func (w *Waits) expectLocked(req types.NamespacedName, obj Object, add wait) bool {
+	w.sweepLocked(w.opts.Now())
 	objs := w.pending[req]
-	if objs == nil {
-		objs = map[Object]wait{}
-		w.pending[req] = objs
-	}
-	if have, ok := objs[obj]; ok {
+	have, ok := objs[obj]
+	switch {
+	case ok:
 		add.version = event.NewerVersion(have.version, add.version)
 		if have.since.Before(add.since) {
 			add.since = have.since
 		}
+	case len(objs) >= MaxWaitsPerRequest || w.total >= MaxWaits:
+		w.reads.WithLabelValues(OutcomeDropped).Inc()
+		return false
+	case objs == nil:
+		objs = map[Object]wait{}
+		w.pending[req] = objs
+		fallthrough
+	default:
+		w.total++
 	}
 	objs[obj] = add
+	return true
+}
+
+// sweepLocked drops the waits older than MaxAge, every MaxAge, and sooner
+// (at most once a second) when all waits are at their bound.
+func (w *Waits) sweepLocked(now time.Time) {
+	since := now.Sub(w.lastSweep)
+	if since < w.opts.MaxAge && (w.total < MaxWaits || since < time.Second) {
+		return
+	}
+	w.lastSweep = now
+	for req, objs := range w.pending {
+		for obj, wt := range objs {
+			if now.Sub(wt.since) > w.opts.MaxAge {
+				delete(objs, obj)
+				w.total--
+				w.reads.WithLabelValues(OutcomeExpired).Inc()
+			}
+		}
+		if len(objs) == 0 {
+			delete(w.pending, req)
+		}
+	}
 }
 
 // Take hands the waits of req to the reconcile that starts now.
@@ -139,6 +186,7 @@ func (w *Waits) Take(req types.NamespacedName) *Pending {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p.waits = w.pending[req]
+	w.total -= len(p.waits)
 	delete(w.pending, req)
 	return p
 }
@@ -148,6 +196,13 @@ func (w *Waits) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.pending)
+}
+
+// Count is the number of waits of all requests together.
+func (w *Waits) Count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.total
 }
 
 // Stale reports whether a read that shows version read is older than the

@@ -111,8 +111,9 @@ func (p *Pending) keep() bool {
 			w.reads.WithLabelValues(OutcomeExpired).Inc()
 			continue
 		}
-		w.expectLocked(p.req, obj, wt)
-		kept++
+		if w.expectLocked(p.req, obj, wt) {
+			kept++
+		}
 	}
 	w.mu.Unlock()
 	p.waits = nil

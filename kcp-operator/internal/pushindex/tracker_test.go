@@ -1,6 +1,7 @@
 package pushindex
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -49,4 +50,44 @@ func TestTrackerMergesMarksIntoOneHop(t *testing.T) {
 			assert.Equal(t, hop, again)
 		})
 	}
+}
+
+// TestTrackerMemoryStaysFlatUnderChurn: an hour of Kymas that get events
+// and go, most before their reconcile started, leaves only what the last
+// TrackerMaxAge and a half brought.
+func TestTrackerMemoryStaysFlatUnderChurn(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	tr, err := NewTracker(prometheus.NewRegistry(), WithClock(func() time.Time { return now }))
+	require.NoError(t, err)
+	const perSecond = 3
+	bound := perSecond * int((TrackerMaxAge+TrackerMaxAge/2)/time.Second+1)
+	peak := 0
+	for s := range 3600 {
+		now = now.Add(time.Second)
+		for i := range perSecond {
+			key := types.NamespacedName{Namespace: "kcp", Name: fmt.Sprintf("kyma-%d-%d", s, i)}
+			tr.Mark(key, now)
+			if i == 0 {
+				tr.Started(key) // reconciled; the others were deleted first
+			}
+		}
+		pending, measured := tr.Len()
+		peak = max(peak, pending+measured)
+	}
+	assert.LessOrEqual(t, peak, bound, "of %d keys marked", 3600*perSecond)
+	_, ok := tr.Last(types.NamespacedName{Namespace: "kcp", Name: "kyma-3599-0"})
+	assert.True(t, ok, "a recent hop is still there")
+}
+
+// TestTrackerKeysAreCapped: keys marked faster than they age stop at
+// TrackerMaxKeys.
+func TestTrackerKeysAreCapped(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	tr, err := NewTracker(prometheus.NewRegistry(), WithClock(func() time.Time { return now }))
+	require.NoError(t, err)
+	for i := range TrackerMaxKeys + 100 {
+		tr.Mark(types.NamespacedName{Namespace: "kcp", Name: fmt.Sprint(i)}, now)
+	}
+	pending, _ := tr.Len()
+	assert.Equal(t, TrackerMaxKeys, pending)
 }

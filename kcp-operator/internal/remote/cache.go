@@ -38,6 +38,11 @@ type Options struct {
 	Timeout time.Duration
 	// IdleTTL drops clients unused for this long.
 	IdleTTL time.Duration
+	// MaxEntries bounds the connections kept; the least recently used goes
+	// first. Zero means DefaultMaxEntries.
+	MaxEntries int
+	// Now is the clock; time.Now when nil. Not a flag: tests move it.
+	Now func() time.Time
 	// SingleCluster makes the KCP its own runtime (local use).
 	SingleCluster bool
 	// UserAgent identifies the operator to the runtimes.
@@ -56,6 +61,12 @@ var ErrNoKubeconfig = errors.New("no runtime kubeconfig")
 const localKey = "single-cluster"
 
 // Cache hands out runtime clients; see the package doc.
+//
+// Its memory follows the live Kymas, not what their Secrets went through:
+// a Kyma's client lives on exactly one connection (the one of its current
+// kubeconfig; kymaKey), a connection goes with its last Kyma, a Kyma that
+// is gone loses its client at the next Sweep, an unused connection goes
+// after IdleTTL, and there are never more than MaxEntries connections.
 type Cache struct {
 	kcp     client.Reader
 	local   *rest.Config
@@ -67,6 +78,7 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry
+	kymaKey map[types.NamespacedName]string
 }
 
 // entry is the connection to one runtime API server with one identity:
@@ -96,9 +108,16 @@ type Runtime struct {
 // New returns a Cache. kcp reads the access Secrets (a cached client is
 // fine); local is the KCP's own config for single-cluster mode.
 func New(kcp client.Reader, local *rest.Config, scheme *runtime.Scheme, opts Options, m *Metrics, log logr.Logger) *Cache {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	if opts.MaxEntries <= 0 {
+		opts.MaxEntries = DefaultMaxEntries
+	}
 	return &Cache{
 		kcp: kcp, local: local, scheme: scheme, opts: opts, metrics: m, log: log,
-		now: time.Now, entries: map[string]*entry{},
+		now: now, entries: map[string]*entry{}, kymaKey: map[types.NamespacedName]string{},
 	}
 }
 
@@ -151,25 +170,24 @@ func (c *Cache) Forget(rt *Runtime, err error) bool {
 	if _, ok := c.entries[rt.key]; !ok {
 		return false
 	}
-	delete(c.entries, rt.key)
-	c.metrics.evicted(string(reason), len(c.entries))
+	c.removeLocked(rt.key, string(reason))
 	return true
 }
 
-// Start drops idle clients until ctx ends; it is a manager.Runnable.
+// Start runs Sweep until ctx ends; it is a manager.Runnable.
 func (c *Cache) Start(ctx context.Context) error {
-	if c.opts.IdleTTL <= 0 {
-		<-ctx.Done()
-		return nil
+	every := maxSweepEvery
+	if c.opts.IdleTTL > 0 {
+		every = min(every, c.opts.IdleTTL/4)
 	}
-	t := time.NewTicker(c.opts.IdleTTL / 4)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			c.expireIdle()
+			c.Sweep(ctx)
 		}
 	}
 }
@@ -179,18 +197,6 @@ func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
-}
-
-func (c *Cache) expireIdle() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cutoff := c.now().Add(-c.opts.IdleTTL)
-	for key, e := range c.entries {
-		if e.lastUsed.Before(cutoff) {
-			delete(c.entries, key)
-			c.metrics.evicted("idle", len(c.entries))
-		}
-	}
 }
 
 // client returns the client of Kyma id on the connection key, creating
@@ -207,11 +213,13 @@ func (c *Cache) client(key string, id types.NamespacedName, config func() (*rest
 		if e, err = c.newEntry(cfg); err != nil {
 			return nil, nil, err
 		}
+		c.makeRoomLocked()
 		c.entries[key] = e
 		c.metrics.size(len(c.entries))
 	}
 	e.lastUsed = c.now()
 	if cl, ok := e.clients[id]; ok {
+		c.attachLocked(id, key)
 		return cl, e, nil
 	}
 	// Each Kyma gets its own rate limiter, so that runtimes that share an
@@ -224,6 +232,7 @@ func (c *Cache) client(key string, id types.NamespacedName, config func() (*rest
 		return nil, nil, fmt.Errorf("building the runtime client: %w", err)
 	}
 	e.clients[id] = cl
+	c.attachLocked(id, key)
 	return cl, e, nil
 }
 

@@ -8,7 +8,10 @@
 // client and REST mapper. Each Kyma still gets its own client with its own
 // rate limiter, and every request has a timeout, so one slow or busy runtime
 // cannot use up the budget of the others. Connection, TLS and authorization
-// errors evict a connection, and idle connections expire.
+// errors evict a connection, and idle connections expire. A Kyma leaves the
+// connection of its old kubeconfig when it gets a new one, and its client
+// goes when the Kyma does, so that the connections follow the live Kymas,
+// not how often their Secrets changed.
 //
 // Every kubeconfig passes internal/kubeconfig before a connection is built
 // from it: only inline credentials unless Options.Kubeconfig allows more.

@@ -21,7 +21,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lifecycle_manager_runtime_client_evictions_total",
-			Help: "Runtime clients dropped from the cache, by reason (connection, tls, authorization, timeout, idle).",
+			Help: "Runtime clients dropped from the cache, by reason (connection, tls, authorization, timeout, idle, superseded, kyma-deleted, capacity).",
 		}, []string{"reason"}),
 	}
 	for _, c := range []prometheus.Collector{m.clients, m.evictions} {
