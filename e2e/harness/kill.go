@@ -81,8 +81,8 @@ func (rt *Runtime) setAgentProcess(p *Process) {
 // RouteAgentThroughProxy puts a Proxy between the runtime's agent and the
 // listener, so that a scenario can take the KCP off the agent's network
 // while the operator keeps running; the agent is restarted to use it (its
-// KCP address is fixed at start). Close the returned Proxy's route with
-// the returned function, which restarts the agent on the direct address.
+// KCP address is fixed at start). The returned function ends the detour:
+// it restarts the agent on the direct address and closes the proxy.
 func (h *Harness) RouteAgentThroughProxy(ctx context.Context, rt *Runtime) (*Proxy, func() error, error) {
 	if !h.Local {
 		return nil, nil, errors.New("a proxy before the listener needs the local harness")
@@ -160,6 +160,8 @@ type Killer struct {
 	mu    sync.Mutex
 	kills []Kill
 	err   error
+	once  sync.Once
+	soon  chan time.Duration
 	stop  chan struct{}
 	done  chan struct{}
 }
@@ -173,7 +175,7 @@ func (h *Harness) StartKiller(ctx context.Context, seed uint64, minUp, maxUp tim
 	}
 	k := &Killer{
 		h: h, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), //nolint:gosec // a reproducible schedule, not a secret
-		min: minUp, max: maxUp, log: log, stop: make(chan struct{}), done: make(chan struct{}),
+		min: minUp, max: maxUp, log: log, soon: make(chan time.Duration, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	k.SetPhase("start")
 	go k.run(context.WithoutCancel(ctx))
@@ -198,9 +200,9 @@ func (k *Killer) Count() int {
 }
 
 // Stop ends the killing and returns once the operator runs and is
-// healthy, with the first error the killer met.
+// healthy, with the first error the killer met. Calling it again is safe.
 func (k *Killer) Stop(ctx context.Context) error {
-	close(k.stop)
+	k.once.Do(func() { close(k.stop) })
 	<-k.done
 	k.mu.Lock()
 	err := k.err
@@ -208,17 +210,35 @@ func (k *Killer) Stop(ctx context.Context) error {
 	return errors.Join(err, k.h.StartOperator(ctx))
 }
 
+// KillSoon draws the next kill from [0, within) from now (or from the
+// next start, while the operator is starting): to hit a step that the
+// scenario has just begun and that may end before the next usual kill.
+func (k *Killer) KillSoon(within time.Duration) {
+	select {
+	case k.soon <- within:
+	default: // one is pending already
+	}
+}
+
+func (k *Killer) draw(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(k.rng.Int64N(int64(max(hi-lo, 1))))
+}
+
 func (k *Killer) run(ctx context.Context) {
 	defer close(k.done)
 	for {
-		up := k.min + time.Duration(k.rng.Int64N(int64(k.max-k.min)))
 		healthy := time.Now()
-		t := time.NewTimer(up)
-		select {
-		case <-k.stop:
-			t.Stop()
-			return
-		case <-t.C:
+		t := time.NewTimer(k.draw(k.min, k.max))
+		for waiting := true; waiting; {
+			select {
+			case <-k.stop:
+				t.Stop()
+				return
+			case within := <-k.soon:
+				t.Reset(k.draw(0, within))
+			case <-t.C:
+				waiting = false
+			}
 		}
 		err := k.h.KillOperator()
 		if err == nil {

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
@@ -38,6 +37,7 @@ type userObjects map[string]types.UID
 // with a ConfigMap, a CRD and a CR of it.
 func createUserObjects(t *testing.T, rt *harness.Runtime) userObjects {
 	t.Helper()
+	preserve := true
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: userNamespace}}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: userNamespace},
 		Data: map[string]string{"mine": "yes"}}
@@ -48,7 +48,7 @@ func createUserObjects(t *testing.T, rt *harness.Runtime) userObjects {
 			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+					Type: "object", XPreserveUnknownFields: &preserve}}}},
 		},
 	}
 	for _, obj := range []client.Object{ns, cm, crd} {

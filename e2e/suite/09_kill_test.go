@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -58,59 +59,13 @@ func TestTheOperatorKilledAtRandomLosesNothing(t *testing.T) {
 	step(t, "When the operator is SIGKILLed at random moments (at least %d times) during it all", minKills)
 	killer, err := h.StartKiller(t.Context(), seed, 200*time.Millisecond, 4*time.Second, t.Logf)
 	require.NoError(t, err)
-	stopped := false
-	stopKiller := func() {
-		if !stopped {
-			stopped = true
-			require.NoError(t, killer.Stop(t.Context()), "the operator starts again after the last kill")
-		}
-	}
-	defer stopKiller()
+	defer func() { _ = killer.Stop(context.WithoutCancel(t.Context())) }() // the next scenarios need an operator
 	start := time.Now()
-
-	killer.SetPhase("install")
-	for _, rt := range []*harness.Runtime{a, b} {
-		updateRuntimeKyma(t, rt, withSample(killOldChannel))
-	}
-	for _, rt := range []*harness.Runtime{a, b} {
-		awaitModule(t, rt, killOldVersion)
-	}
-
-	killer.SetPhase("upgrade")
-	for _, rt := range []*harness.Runtime{a, b} {
-		updateRuntimeKyma(t, rt, withSample(killNewChannel))
-	}
-	for _, rt := range []*harness.Runtime{a, b} {
-		awaitModule(t, rt, killNewVersion)
-		require.True(t, sampleSettingsExist(t, rt), "%s: the upgrade applied the new ConfigMap", rt.Name)
-	}
-
-	// The rotation runs on while the module is removed and the Kyma deleted.
-	killer.SetPhase("CA rotation, module removal")
-	request := requestRotation(t)
-	updateRuntimeKyma(t, a, func(k *v1beta2.Kyma) { k.Spec.Modules = nil })
-	awaitNoModules(t, a)
-
-	killer.SetPhase("CA rotation, Kyma deletion")
-	require.NoError(t, h.KCP.Client.Delete(t.Context(), kyma(t, b)))
-	require.Eventually(t, func() bool {
-		err := h.KCP.Client.Get(t.Context(), client.ObjectKey{Namespace: harness.Namespace, Name: b.KymaName}, &v1beta2.Kyma{})
-		return apierrors.IsNotFound(err)
-	}, killTimeout, tick, "the deleted Kyma %s goes", b.KymaName)
-
-	// Until enough kills: installs, upgrades and removals again.
+	request := killAcrossEverything(t, killer, a, b)
 	for round := 1; killer.Count() < minKills; round++ {
-		killer.SetPhase(fmt.Sprintf("install, round %d", round))
-		updateRuntimeKyma(t, a, withSample(killOldChannel))
-		awaitModule(t, a, killOldVersion)
-		killer.SetPhase(fmt.Sprintf("upgrade, round %d", round))
-		updateRuntimeKyma(t, a, withSample(killNewChannel))
-		awaitModule(t, a, killNewVersion)
-		killer.SetPhase(fmt.Sprintf("module removal, round %d", round))
-		updateRuntimeKyma(t, a, func(k *v1beta2.Kyma) { k.Spec.Modules = nil })
-		awaitNoModules(t, a)
+		killAcrossAModule(t, killer, a, round)
 	}
-	stopKiller()
+	require.NoError(t, killer.Stop(t.Context()), "the operator starts again after the last kill")
 	kills := killer.Kills()
 	t.Logf("%d kills in %v", len(kills), time.Since(start).Round(time.Second))
 	require.GreaterOrEqual(t, len(kills), minKills)
@@ -137,6 +92,69 @@ func TestTheOperatorKilledAtRandomLosesNothing(t *testing.T) {
 	assert.Len(t, casAfter, len(casBefore)+1, "one new CA in the trust bundle (before: %v, after: %v)",
 		caNames(casBefore), caNames(casAfter))
 }
+
+// killAcrossEverything installs and upgrades the module in both runtimes,
+// requests a CA rotation, removes the module from a and deletes b's Kyma,
+// all while killer kills; it returns the rotation request.
+func killAcrossEverything(t *testing.T, killer *harness.Killer, a, b *harness.Runtime) string {
+	t.Helper()
+	both := []*harness.Runtime{a, b}
+	during(killer, "install")
+	for _, rt := range both {
+		updateRuntimeKyma(t, rt, withSample(killOldChannel))
+	}
+	for _, rt := range both {
+		awaitModule(t, rt, killOldVersion)
+	}
+
+	during(killer, "upgrade")
+	for _, rt := range both {
+		updateRuntimeKyma(t, rt, withSample(killNewChannel))
+	}
+	for _, rt := range both {
+		awaitModule(t, rt, killNewVersion)
+		require.True(t, sampleSettingsExist(t, rt), "%s: the upgrade applied the new ConfigMap", rt.Name)
+	}
+
+	// The rotation runs on while the module is removed and the Kyma deleted.
+	during(killer, "CA rotation, module removal")
+	request := requestRotation(t)
+	updateRuntimeKyma(t, a, withoutAny)
+	awaitNoModules(t, a)
+
+	during(killer, "CA rotation, Kyma deletion")
+	require.NoError(t, h.KCP.Client.Delete(t.Context(), kyma(t, b)))
+	require.Eventually(t, func() bool {
+		err := h.KCP.Client.Get(t.Context(), client.ObjectKey{Namespace: harness.Namespace, Name: b.KymaName}, &v1beta2.Kyma{})
+		return apierrors.IsNotFound(err)
+	}, killTimeout, tick, "the deleted Kyma %s goes", b.KymaName)
+	return request
+}
+
+// killAcrossAModule installs, upgrades and removes the module in rt while
+// killer kills: the scenario's rounds until it has killed often enough.
+func killAcrossAModule(t *testing.T, killer *harness.Killer, rt *harness.Runtime, round int) {
+	t.Helper()
+	during(killer, fmt.Sprintf("install, round %d", round))
+	updateRuntimeKyma(t, rt, withSample(killOldChannel))
+	awaitModule(t, rt, killOldVersion)
+	during(killer, fmt.Sprintf("upgrade, round %d", round))
+	updateRuntimeKyma(t, rt, withSample(killNewChannel))
+	awaitModule(t, rt, killNewVersion)
+	during(killer, fmt.Sprintf("module removal, round %d", round))
+	updateRuntimeKyma(t, rt, withoutAny)
+	awaitNoModules(t, rt)
+}
+
+// during names the step the scenario begins and has the next kill land
+// within moments, while the step is in progress.
+func during(killer *harness.Killer, phase string) {
+	killer.SetPhase(phase)
+	killer.KillSoon(2 * time.Second)
+}
+
+// withoutAny removes every module from the Kyma.
+func withoutAny(k *v1beta2.Kyma) { k.Spec.Modules = nil }
 
 // withSample lists the sample module from channel as the Kyma's only module.
 func withSample(channel string) func(*v1beta2.Kyma) {
