@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
@@ -120,7 +121,12 @@ func userObjectKeys() map[userKind]client.ObjectKey {
 // offered) and Kymas.
 func moduleObjects(t *testing.T, rt *harness.Runtime, module string) []string {
 	t.Helper()
-	dc, err := discovery.NewDiscoveryClientForConfig(rt.Config)
+	// Listing every kind lists deprecated ones (v1 Endpoints): no warnings.
+	cfg := rest.CopyConfig(rt.Config)
+	cfg.WarningHandlerWithContext = rest.NoWarnings{}
+	c, err := client.New(cfg, client.Options{Scheme: rt.Client.Scheme()})
+	require.NoError(t, err)
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	require.NoError(t, err)
 	lists, err := dc.ServerPreferredResources()
 	require.NoError(t, err, "%s: discovering the served kinds", rt.Name)
@@ -137,7 +143,7 @@ func moduleObjects(t *testing.T, rt *harness.Runtime, module string) []string {
 			}
 			objs := &metav1.PartialObjectMetadataList{}
 			objs.SetGroupVersionKind(gv.WithKind(res.Kind + "List"))
-			err := rt.Client.List(t.Context(), objs, client.MatchingLabels{shared.ModuleNameLabel: module})
+			err := c.List(t.Context(), objs, client.MatchingLabels{shared.ModuleNameLabel: module})
 			if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 				continue // a kind gone since discovery (the module's CRD)
 			}

@@ -115,6 +115,8 @@ func killAcrossEverything(t *testing.T, killer *harness.Killer, a, b *harness.Ru
 		awaitModule(t, rt, killNewVersion)
 		require.True(t, sampleSettingsExist(t, rt), "%s: the upgrade applied the new ConfigMap", rt.Name)
 	}
+	// The orphan check at the end sees the module's objects while they are there.
+	require.NotEmpty(t, moduleObjects(t, a, harness.SampleModule), "objects labelled with the installed module")
 
 	// The rotation runs on while the module is removed and the Kyma deleted.
 	during(killer, "CA rotation, module removal")
