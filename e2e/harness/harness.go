@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -79,8 +81,13 @@ type Runtime struct {
 	// accessKubeconfig is what the runtime's access Secret holds in local
 	// mode: a token of charts/kcp-operator-runtime's ServiceAccount.
 	accessKubeconfig []byte
-	agent            *Process
-	sample           *Process
+	// agent is read by scenarios (KillAgent) while the kubelet replaces it.
+	agentMu sync.Mutex
+	agent   *Process
+	sample  *Process
+	// agentKCPAddr, when set, is the agent's KCP address instead of its
+	// Deployment's (RouteAgentThroughProxy).
+	agentKCPAddr atomic.Pointer[string]
 }
 
 func (h *Harness) progress(format string, args ...any) {
@@ -225,7 +232,7 @@ func (h *Harness) Close() {
 		h.kubelets()
 	}
 	for _, rt := range h.Runtimes {
-		for _, p := range []*Process{rt.agent, rt.sample} {
+		for _, p := range []*Process{rt.agentProcess(), rt.sample} {
 			if p != nil {
 				_ = p.Stop()
 			}
@@ -244,7 +251,7 @@ func (h *Harness) Logs() string {
 	out := ""
 	procs := []*Process{h.Operator}
 	for _, rt := range h.Runtimes {
-		procs = append(procs, rt.agent, rt.sample)
+		procs = append(procs, rt.agentProcess(), rt.sample)
 	}
 	for _, p := range procs {
 		if p != nil {

@@ -56,9 +56,9 @@ func (h *Harness) kubeletPass(ctx context.Context, rt *Runtime, dir string) erro
 			}
 		}
 	}
-	if !agentSeen && rt.agent != nil && rt.agent.Running() {
+	if p := rt.agentProcess(); !agentSeen && p != nil && p.Running() {
 		h.progress("%s: the agent's Deployment is gone, stopping the agent", rt.Name)
-		_ = rt.agent.Stop()
+		_ = p.Stop()
 	}
 	if !sampleSeen && rt.sample != nil && rt.sample.Running() {
 		_ = rt.sample.Stop()
@@ -99,17 +99,23 @@ func (h *Harness) runAgent(ctx context.Context, rt *Runtime, d *appsv1.Deploymen
 	if err := MountSecret(dir, secret.Data); err != nil {
 		return err
 	}
-	if rt.agent != nil && rt.agent.Running() {
+	if p := rt.agentProcess(); p != nil && p.Running() {
 		return nil
 	}
 	metricsPort, err := FreePort(ctx)
 	if err != nil {
 		return err
 	}
-	rt.agent = AgentProcess(h.Bin.Agent, filepath.Join(h.RunDir, "logs", rt.Name+"-skr-agent.log"), dir, d, rt.AgentPort, metricsPort)
-	rt.agent.Name = "skr-agent (" + rt.Name + ")"
-	h.progress("%s: starting skr-agent (webhook on %s, pushing to %s)", rt.Name, portAddr(rt.AgentPort), agentEnv(d)["KCP_ADDR"])
-	return rt.agent.Start(context.WithoutCancel(ctx))
+	agent := AgentProcess(h.Bin.Agent, filepath.Join(h.RunDir, "logs", rt.Name+"-skr-agent.log"), dir, d, rt.AgentPort, metricsPort)
+	agent.Name = "skr-agent (" + rt.Name + ")"
+	kcp := agentEnv(d)["KCP_ADDR"]
+	if addr := rt.agentKCPAddr.Load(); addr != nil {
+		kcp = *addr
+		agent.Env = append(agent.Env, "KCP_ADDR="+kcp) // the later value wins
+	}
+	h.progress("%s: starting skr-agent (webhook on %s, pushing to %s)", rt.Name, portAddr(rt.AgentPort), kcp)
+	rt.setAgentProcess(agent)
+	return agent.Start(context.WithoutCancel(ctx))
 }
 
 // AgentProcess is the agent of Deployment d run as the kubelet would run its

@@ -108,6 +108,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	filesCtx, stopFiles := context.WithCancel(context.Background())
 	defer stopFiles()
 	go func() { _ = a.files.Start(filesCtx) }()
+	// The queue of an earlier process, killed or drained out of time, is
+	// lost, and nothing queued what changed while no agent ran: the KCP
+	// reconciles the runtime's Kyma once this resync reaches it.
+	a.forwarder.ResyncAtStart()
 	a.forwarder.Start()
 	failed := make(chan error, 2)
 	for _, s := range []*server.Server{a.webhook, a.ops} {

@@ -66,13 +66,29 @@ var namespaces atomic.Int32
 
 func startRuntime(t *testing.T) *runtime {
 	t.Helper()
+	rt := newRuntime(t)
+	rt.runAgent(t)
+	rt.namespace = fmt.Sprintf("skr-%d", namespaces.Add(1))
+	require.NoError(t, env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rt.namespace}}))
+	rt.registerWebhook(t)
+	return rt
+}
+
+// newRuntime makes the certificates and starts the KCP stand-in.
+func newRuntime(t *testing.T) *runtime {
+	t.Helper()
 	ca := pkitest.NewCA(t, "kcp-ca")
 	srvCert, srvKey := ca.Issue("skr-events.kcp", pki.UsageServer)
 	rt := &runtime{ca: ca, receiver: kcptest.Start(t, srvCert, srvKey, ca.PEM()), reg: prometheus.NewRegistry()}
 	// One certificate, CN = runtime ID: serving certificate for the API server and client certificate for the KCP.
 	cert, key := ca.Issue(runtimeID, pki.UsageClient|pki.UsageServer)
 	rt.files = pkitest.WriteFiles(t, t.TempDir(), cert, key, ca.PEM())
+	return rt
+}
 
+// runAgent starts the agent; it is stopped when the test ends.
+func (rt *runtime) runAgent(t *testing.T) {
+	t.Helper()
 	cfg := config.Config{
 		KCPAddr: rt.receiver.Addr, KCPContract: "v2", KCPServerName: "127.0.0.1",
 		CACertFile: rt.files.CA, TLSCertFile: rt.files.Cert, TLSKeyFile: rt.files.Key,
@@ -92,11 +108,6 @@ func startRuntime(t *testing.T) *runtime {
 		cancel()
 		require.NoError(t, <-done)
 	})
-
-	rt.namespace = fmt.Sprintf("skr-%d", namespaces.Add(1))
-	require.NoError(t, env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rt.namespace}}))
-	rt.registerWebhook(t)
-	return rt
 }
 
 // registerWebhook points the API server at the agent for the Kymas of the
@@ -153,10 +164,11 @@ func (rt *runtime) kyma(name string) *v1beta2.Kyma {
 	}
 }
 
+// eventsFor returns the events of the runtime namespace's Kyma name.
 func (rt *runtime) eventsFor(name string) []kcptest.Received {
 	var out []kcptest.Received
 	for _, e := range rt.receiver.Events() {
-		if e.Body.Watched.Name == name {
+		if e.Body.Watched.Namespace == rt.namespace && e.Body.Watched.Name == name {
 			out = append(out, e)
 		}
 	}
@@ -231,6 +243,40 @@ func TestEventArrivesWhenTheKCPIsBack(t *testing.T) {
 	rt.receiver.Restart()
 	require.Eventually(t, func() bool { return len(rt.eventsFor("default")) == 1 }, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, runtimeID, rt.eventsFor("default")[0].CN)
+}
+
+// TestAStartedAgentResyncsTheRuntimesKyma: an agent that starts holds no
+// queue, whatever changed while no agent ran or sat in the queue of a
+// killed one. Its first event, once the KCP takes events, is the resync
+// of the runtime's Kyma, which makes the KCP reconcile the whole runtime.
+func TestAStartedAgentResyncsTheRuntimesKyma(t *testing.T) {
+	rt := newRuntime(t)
+	rt.receiver.Stop()
+	rt.runAgent(t)
+	require.Eventually(t, func() bool { return rt.ready(t) }, 10*time.Second, 10*time.Millisecond, "the agent serves")
+	assert.Empty(t, rt.receiver.Events())
+
+	rt.receiver.Restart()
+	require.Eventually(t, func() bool { return len(rt.receiver.Events()) > 0 }, 10*time.Second, 10*time.Millisecond,
+		"the resync reaches the KCP once it is back, without any change in the runtime")
+	got := rt.receiver.Events()[0]
+	assert.Equal(t, runtimeID, got.CN)
+	assert.Equal(t, "/v2/"+manager+"/event", got.Path)
+	assert.Equal(t, event.NewKey(manager, event.KymaGVK, "kyma-system", "default").Body(), got.Body)
+	assert.Len(t, rt.receiver.Events(), 1, "one resync, not one per failed attempt")
+}
+
+// ready reports whether the agent's /readyz answers 200.
+func (rt *runtime) ready(t *testing.T) bool {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+rt.agent.MetricsAddr().String()+"/readyz", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 func TestCertificateRotationWithoutRestart(t *testing.T) {

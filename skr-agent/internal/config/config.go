@@ -107,7 +107,7 @@ func newFlagSet(c *Config, out io.Writer) *flag.FlagSet {
 		"add an updated object's resourceVersion before the write to its event (field oldResourceVersion), so that the KCP knows when it has read the write; false sends the public runtime-watcher body exactly")
 	fs.DurationVar(&c.ReloadInterval, "cert-reload-interval", 2*time.Second, "how often the certificate files are checked for changes")
 	fs.StringVar(&c.ResyncManager, "resync-manager", "lifecycle-manager",
-		"manager that receives the resync event for the kyma-system/default Kyma after the queue overflowed")
+		"manager that receives the resync event for the kyma-system/default Kyma at start and after the queue overflowed")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info or error")
 	return fs
 }

@@ -41,6 +41,8 @@ type Forwarder struct {
 	failures atomic.Int64
 	// overflowed is set from an overflow (or Resync) until the resync is delivered.
 	overflowed atomic.Bool
+	// starting is set by ResyncAtStart until the resync is delivered.
+	starting atomic.Bool
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -79,6 +81,16 @@ func (f *Forwarder) Enqueue(k event.Key, version string) {
 func (f *Forwarder) Resync() {
 	f.queue.Resync()
 	f.overflowed.Store(true)
+}
+
+// ResyncAtStart queues the resync event ahead of everything, for the
+// changes no agent process has queued: those made while no agent ran, and
+// those a previous process still held when it was killed (the queue lives
+// in memory only). It is delivered as soon as the KCP takes events, like
+// any other. Call it before Start.
+func (f *Forwarder) ResyncAtStart() {
+	f.starting.Store(true)
+	f.queue.Resync()
 }
 
 // Start starts the workers.
@@ -174,11 +186,22 @@ func (f *Forwarder) delivered(it queue.Item) {
 	m.EventsForwarded.Inc()
 	m.DeliveryDuration.Observe(time.Since(it.Since).Seconds())
 	m.LastDelivery.SetToCurrentTime()
-	if it.Key == f.opts.Resync && f.overflowed.CompareAndSwap(true, false) {
-		m.Resyncs.Inc()
-		f.opts.Log.Info("KCP accepted the resync that covers the changes dropped while the queue was full")
+	if it.Key == f.opts.Resync {
+		f.resyncDelivered()
 	}
 	if log := f.opts.Log.V(1); log.Enabled() {
 		log.Info("event delivered", "key", it.Key.String(), "attempts", it.Attempts+1)
+	}
+}
+
+// resyncDelivered reports the delivered resync for what it stood for.
+func (f *Forwarder) resyncDelivered() {
+	if f.overflowed.CompareAndSwap(true, false) {
+		f.opts.Metrics.Resyncs.Inc()
+		f.opts.Log.Info("KCP accepted the resync that covers the changes dropped while the queue was full")
+	}
+	if f.starting.CompareAndSwap(true, false) {
+		f.opts.Log.Info("KCP accepted the resync at start: it reconciles the runtime's Kyma, " +
+			"including changes made while no agent ran or queued in an earlier process")
 	}
 }
