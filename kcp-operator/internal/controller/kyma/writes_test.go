@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,10 +25,8 @@ import (
 type writes struct {
 	mu               sync.Mutex
 	metadata, status int
-	// first is the first status written, with how long after the Kyma's
-	// creation the API server stored it (managed fields: whole seconds).
-	first      shared.State
-	firstAfter time.Duration
+	// first is the state of the first status written.
+	first shared.State
 	// seen is the resource version of the last change the watch delivered.
 	seen uint64
 }
@@ -71,20 +68,10 @@ func (w *writes) add(old, now *v1beta2.Kyma) {
 	}
 	if !equality.Semantic.DeepEqual(old.Status, now.Status) {
 		if w.status == 0 {
-			w.first, w.firstAfter = now.Status.State, statusWrittenAt(now).Sub(now.CreationTimestamp.Time)
+			w.first = now.Status.State
 		}
 		w.status++
 	}
-}
-
-// statusWrittenAt is when the Kyma controller last wrote k's status.
-func statusWrittenAt(k *v1beta2.Kyma) time.Time {
-	for _, f := range k.ManagedFields {
-		if f.Subresource == "status" && f.Manager == kyma.StatusOwner && f.Time != nil {
-			return f.Time.Time
-		}
-	}
-	return time.Time{}
 }
 
 func (w *writes) saw(k *v1beta2.Kyma) {
@@ -110,10 +97,10 @@ func (w *writes) caughtUp(t *testing.T, k *v1beta2.Kyma) {
 	}, timeout, tick, "the watch reports Kyma %s at version %d", k.Name, want)
 }
 
-func (w *writes) firstStatus() (shared.State, time.Duration) {
+func (w *writes) firstStatus() shared.State {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.first, w.firstAfter
+	return w.first
 }
 
 func (w *writes) counts() (metadata, status int) {
@@ -153,7 +140,7 @@ func TestOnlyTheKymaControllerWritesKymaStatus(t *testing.T) {
 	}
 	counted.caughtUp(t, k)
 	_, status := counted.counts()
-	first, _ := counted.firstStatus()
+	first := counted.firstStatus()
 	if first == shared.StateReady {
 		assert.Equal(t, 1, status, "status writes of a new Kyma Ready by its first status: Ready only")
 	} else {
@@ -174,7 +161,7 @@ func TestANewKymaShowsProcessingAtOnce(t *testing.T) {
 	require.NotNil(t, moduleStatus(k, "tortoise"))
 	assert.Equal(t, "slow-start-tortoise", moduleStatus(k, "tortoise").Manifest.Name, "the status names the module's Manifest")
 	counted.caughtUp(t, k)
-	first, _ := counted.firstStatus()
+	first := counted.firstStatus()
 	assert.Equal(t, shared.StateProcessing, first)
 	require.Eventually(t, func() bool {
 		rk, err := runtimeKyma(t, "slow-start")
