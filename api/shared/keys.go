@@ -52,6 +52,12 @@ const (
 	// Secrets of its layers: Secrets in the KCP labelled with the same key
 	// and value.
 	OCIRegistryCredLabel = OperatorGroup + "/oci-registry-cred"
+	// ManifestLabel on a module's object in a runtime carries the UID of the
+	// Manifest whose apply placed it first. Deletion finds by it, across the
+	// whole runtime, what no status recorded (a first install that stopped
+	// part way): the module-name label alone would also match the same
+	// module of another Kyma that shares the API server.
+	ManifestLabel = OperatorGroup + "/manifest"
 	// ControllerNameLabel selects the controller for a module's Manifest.
 	ControllerNameLabel = OperatorGroup + "/controller-name"
 

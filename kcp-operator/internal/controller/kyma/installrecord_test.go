@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -78,11 +79,12 @@ func recordedKeys(mf *v1beta2.Manifest) []string {
 	return out
 }
 
-// TestAFailedFirstApplyIsRecordedAndRemoved: a first apply that fails on
-// one object has recorded, before it applied, every object it was about
-// to place; the module's removal then deletes them all — its Deployment,
-// its CRD and the Namespace it created — and keeps the Namespace a user
-// made and the user's object in it.
+// TestAFailedFirstApplyIsRecordedAndRemoved: a first apply writes no
+// record before it: what it places carries the Manifest's label. When it
+// fails on one object, its one status records every object it was to
+// place; the module's removal then deletes them all — its Deployment, its
+// CRD and the Namespace it created — and keeps the Namespace a user made
+// and the user's object in it.
 func TestAFailedFirstApplyIsRecordedAndRemoved(t *testing.T) {
 	const name = "failedfirst"
 	h := newHeldInstallOf(t, name, func(ctx context.Context) error {
@@ -94,11 +96,17 @@ func TestAFailedFirstApplyIsRecordedAndRemoved(t *testing.T) {
 	h.reconcile(t)
 	mf := h.stored(t)
 	require.Equal(t, shared.StateError, mf.Status.State, "the broken ConfigMap fails the apply")
+	assert.Equal(t, int64(2), h.kcpWrites.Load(), "KCP writes of the first apply: the finalizer and the failure, no record before it")
 	assert.Subset(t, recordedKeys(mf), []string{
 		"CustomResourceDefinition /records." + ns + ".test.io", "Namespace /" + ns + "-own",
 		"Deployment " + ns + "/" + name + "-operator", "ConfigMap " + ns + "/broken",
-	}, "the record written before the apply lists what it was to place")
+	}, "the failed apply's status lists what it was to place")
 	require.NoError(t, h.deployment(t.Context()), "the rest of the module was applied")
+	assert.True(t, ownedBy(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-operator"}}, mf.UID),
+		"the applied Deployment carries the Manifest's label")
+	assert.True(t, ownedBy(t, crd("records."+ns+".test.io"), mf.UID), "the applied CRD carries the Manifest's label")
+	assert.True(t, ownedBy(t, namespace(ns+"-own"), mf.UID), "the created Namespace carries the Manifest's label")
+	assert.False(t, ownedBy(t, namespace(ns+"-users"), mf.UID), "the user's Namespace does not")
 
 	h.deleteAndFinish(t)
 	assert.True(t, apierrors.IsNotFound(h.deployment(t.Context())), "the module's Deployment is deleted")
@@ -180,4 +188,11 @@ func labelledDeployment(t *testing.T, ns, name, module string) *appsv1.Deploymen
 	}
 	require.NoError(t, runtimeEnv.Client.Create(t.Context(), d))
 	return d
+}
+
+// ownedBy reports whether the runtime's obj carries uid's ManifestLabel.
+func ownedBy(t *testing.T, obj client.Object, uid types.UID) bool {
+	t.Helper()
+	require.NoError(t, runtimeEnv.Client.Get(t.Context(), client.ObjectKeyFromObject(obj), obj))
+	return obj.GetLabels()[shared.ManifestLabel] == string(uid)
 }

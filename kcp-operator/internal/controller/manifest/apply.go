@@ -116,6 +116,7 @@ func (r *Reconciler) place(ctx context.Context, rt *remote.Runtime, mf *v1beta2.
 			return false, false, err
 		}
 	}
+	labelOwner(obj, mf.UID, h.manifest)
 	if !held && !h.exists {
 		ok, err := runtimebase.Create(ctx, rt, obj)
 		if err != nil {
@@ -127,6 +128,7 @@ func (r *Reconciler) place(ctx context.Context, rt *remote.Runtime, mf *v1beta2.
 		if h, err = ownerOf(ctx, rt, o, module, r.AdoptFrom, false); err != nil {
 			return false, false, err
 		}
+		labelOwner(obj, mf.UID, h.manifest)
 	}
 	return false, refuse(o, h, outcome), nil
 }

@@ -11,18 +11,25 @@ import (
 )
 
 // heldStatuses keeps the status that follows an apply in memory until the
-// first recheck, when that status would change nothing a crash may lose.
-// recordBefore has written, before the apply, the objects the apply
-// places; a status that records the same objects and created namespaces
-// adds only the applied record and the progress (Processing), and a
-// module whose workloads start by the recheck then has its Ready status
-// written instead: one status write fewer per install.
+// first recheck, when that status would change nothing a crash may lose,
+// and a module whose workloads start by the recheck then has its Ready
+// status written instead: one status write fewer per install. That is so
+// in two cases:
+//
+//   - recordBefore has written, before the apply, the objects the apply
+//     places, and the status records the same objects and created
+//     namespaces: it adds only the applied record and the progress.
+//   - The stored status records nothing (a first install): all the status
+//     would record is the render's, each object placed with the
+//     Manifest's ManifestLabel and each namespace it created with its
+//     CreatedByAnnotation, which is what deletion finds without a status
+//     (inventory), as it does for a first apply that stopped part way.
 //
 // A restart of the operator in that window loses the applied record only:
-// the next reconcile applies the same objects again (they are on record
-// and carry the module's labels), and nothing is left unrecorded. A status
-// that records other objects or namespaces — a refusal, a namespace the
-// apply created, a prune — is written at once.
+// the next reconcile applies the same objects again, and nothing is left
+// that deletion does not find. Any other status — one that records other
+// objects or namespaces than the record before it, a refusal, a prune —
+// is written at once.
 type heldStatuses struct {
 	mu   sync.Mutex
 	held map[types.NamespacedName]heldStatus
@@ -36,11 +43,15 @@ type heldStatus struct {
 	status v1beta2.ManifestStatus
 }
 
-// hold keeps status for mf when mf's stored status is the record written
-// before the apply, status is still Processing, and both record the same
-// objects and namespaces. A held status is held only once.
+// hold keeps status for mf when status is still Processing after an apply
+// and mf's stored status either is the record written before the apply,
+// recording the same objects and namespaces, or records nothing yet. A
+// held status is held only once.
 func (h *heldStatuses) hold(mf *v1beta2.Manifest, status v1beta2.ManifestStatus) bool {
-	if status.State != shared.StateProcessing || status.Applied == "" || !recordedFirst(mf.Status) || !sameHoldings(mf.Status, status) {
+	if status.State != shared.StateProcessing || status.Applied == "" {
+		return false
+	}
+	if !nothingRecorded(mf) && (!recordedFirst(mf.Status) || !sameHoldings(mf.Status, status)) {
 		return false
 	}
 	h.mu.Lock()

@@ -42,6 +42,10 @@ func TestHeldStatuses(t *testing.T) {
 		{name: "not Processing", stored: recorded, status: ready, laterUID: "a"},
 		{name: "other objects than recorded: a refusal", stored: recorded, status: refused, laterUID: "a"},
 		{name: "a namespace created: its UID is written at once", stored: recorded, status: created, laterUID: "a"},
+		{name: "a first install: nothing recorded, all of it labelled", stored: v1beta2.ManifestStatus{}, status: applied, held: true, restored: true, laterUID: "a"},
+		{name: "a first install that created a namespace: its annotation names the Manifest", stored: v1beta2.ManifestStatus{}, status: created,
+			held: true, restored: true, laterUID: "a"},
+		{name: "a first install not Processing", stored: v1beta2.ManifestStatus{}, status: ready, laterUID: "a"},
 		{name: "a Manifest of the same name recreated", stored: recorded, status: applied, held: true, laterUID: "b"},
 		{name: "a status written by someone since", stored: recorded, status: applied, held: true, laterUID: "a", later: &written},
 	} {

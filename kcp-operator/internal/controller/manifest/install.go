@@ -78,7 +78,7 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 			return failed(mf, v1beta2.ConditionResources, "RecordFailed", err), err
 		}
 		if stored, done, err = r.apply(ctx, rt, mf, rendered.Objects, placed); err != nil {
-			return done.onto(failed(mf, v1beta2.ConditionResources, "ApplyFailed", err)), err
+			return done.onto(applyFailed(mf, synced, err)), err
 		}
 		if err := r.prune(ctx, rt, mf, synced, done); err != nil {
 			return done.onto(failed(mf, v1beta2.ConditionResources, "PruneFailed", err)), err
@@ -107,6 +107,18 @@ func (r *Reconciler) install(ctx context.Context, mf *v1beta2.Manifest, rt *remo
 		return withFailure(obs, v1beta2.ConditionInstallation, "ReadinessUnknown", err), err
 	}
 	return r.warn(mf, done, readiness(obs, mf.Spec.Resource != nil, crState, crMsg, workState, workMsg)), nil
+}
+
+// applyFailed is the observation of an apply that failed part way. Where
+// no record was written before it (a first install), its status records
+// what it was to place, so that no later change of the render hides any
+// of it from deletion and prune.
+func applyFailed(mf *v1beta2.Manifest, rendered []shared.Resource, err error) observation {
+	obs := failed(mf, v1beta2.ConditionResources, "ApplyFailed", err)
+	if len(mf.Status.Synced) == 0 {
+		obs.synced, obs.keepSynced = rendered, false
+	}
+	return obs
 }
 
 func withFailure(obs observation, typ, reason string, err error) observation {

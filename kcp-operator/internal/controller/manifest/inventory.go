@@ -20,19 +20,22 @@ import (
 )
 
 // inventory is what a deletion removes: everything the module applied,
-// also what no status recorded (an apply that ended before its status was
-// written, a status lost). That is status.synced; what the module renders
-// now, by name; and what carries the module's labels, of its namespaced
-// kinds, in the namespaces that are this Manifest's alone — the Kyma's
-// namespace in the runtime and those the module created. A label sweep of
-// a whole runtime would not do: several Kymas may share one API server
-// (each in its own namespace, as the suites and the scale harness run
-// them), and the same module's objects of another Kyma carry the same
-// labels. A Namespace counts as created by the module, with its UID, when
-// status.created records it or it carries this Manifest's
-// CreatedByAnnotation, set in its create. Removal deletes only objects
-// that carry the module's labels, so the inventory adds nothing of
-// anyone else's.
+// also what no status recorded (a first apply that ended before its status
+// was written, a status lost). That is status.synced; what the module
+// renders now, by name; what carries the module's labels and this
+// Manifest's ManifestLabel anywhere in the runtime, of the kinds of both
+// (namespaced and cluster-scoped); and what carries the module's labels,
+// of its namespaced kinds, in the namespaces that are this Manifest's
+// alone — the Kyma's namespace in the runtime and those the module
+// created — for objects placed before the ManifestLabel was. The module's
+// labels alone do not do for the whole runtime: several Kymas may share
+// one API server (each in its own namespace, as the suites and the scale
+// harness run them), and the same module's objects of another Kyma carry
+// the same labels, but not this Manifest's UID. A Namespace counts as
+// created by the module, with its UID, when status.created records it or
+// it carries this Manifest's CreatedByAnnotation, set in its create.
+// Removal deletes only objects that carry the module's labels, so the
+// inventory adds nothing of anyone else's.
 type inventory struct {
 	resources []shared.Resource
 	created   []v1beta2.CreatedResource
@@ -43,6 +46,20 @@ type inventory struct {
 func (r *Reconciler) takeInventory(ctx context.Context, mf *v1beta2.Manifest, rt *remote.Runtime) (inventory, error) {
 	union, _ := unionOf(mf.Status.Synced, r.rendered(ctx, mf, rt))
 	inv := inventory{resources: union, created: slices.Clone(mf.Status.Created)}
+	selector := client.MatchingLabels{shared.ManagedByLabel: shared.OperatorName, shared.ModuleNameLabel: removal.ModuleName(mf)}
+	if mf.UID != "" {
+		owned := client.MatchingLabels{shared.ManifestLabel: string(mf.UID)}
+		for k, v := range selector {
+			owned[k] = v
+		}
+		for _, gvk := range kindsOf(union) {
+			found, err := sweep(ctx, rt, gvk, "", owned)
+			if err != nil {
+				return inv, err
+			}
+			inv.resources, _ = unionOf(inv.resources, found)
+		}
+	}
 	if err := inv.namespacesCreatedBy(ctx, rt, mf); err != nil {
 		return inv, err
 	}
@@ -52,7 +69,6 @@ func (r *Reconciler) takeInventory(ctx context.Context, mf *v1beta2.Manifest, rt
 			scope = append(scope, c.Name)
 		}
 	}
-	selector := client.MatchingLabels{shared.ManagedByLabel: shared.OperatorName, shared.ModuleNameLabel: removal.ModuleName(mf)}
 	for _, gvk := range namespacedKinds(inv.resources, rt) {
 		for _, ns := range scope {
 			found, err := sweep(ctx, rt, gvk, ns, selector)
@@ -103,17 +119,25 @@ func (inv *inventory) namespacesCreatedBy(ctx context.Context, rt *remote.Runtim
 	return nil
 }
 
-// namespacedKinds are the namespaced kinds among resources (one version
-// each) that the runtime serves.
-func namespacedKinds(resources []shared.Resource, rt *remote.Runtime) []schema.GroupVersionKind {
+// kindsOf are the kinds among resources, one version each.
+func kindsOf(resources []shared.Resource) []schema.GroupVersionKind {
 	var out []schema.GroupVersionKind
 	seen := map[schema.GroupKind]bool{}
 	for _, res := range resources {
 		gvk := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
-		if seen[gvk.GroupKind()] {
-			continue
+		if !seen[gvk.GroupKind()] {
+			seen[gvk.GroupKind()] = true
+			out = append(out, gvk)
 		}
-		seen[gvk.GroupKind()] = true
+	}
+	return out
+}
+
+// namespacedKinds are the namespaced kinds among resources (one version
+// each) that the runtime serves.
+func namespacedKinds(resources []shared.Resource, rt *remote.Runtime) []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, gvk := range kindsOf(resources) {
 		if m, err := rt.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil && m.Scope.Name() == meta.RESTScopeNameNamespace {
 			out = append(out, gvk)
 		}
@@ -121,17 +145,21 @@ func namespacedKinds(resources []shared.Resource, rt *remote.Runtime) []schema.G
 	return out
 }
 
-// sweep lists the objects of kind gvk in namespace ns that carry the
-// selector's labels.
+// sweep lists the objects of kind gvk in namespace ns ("": in the whole
+// runtime) that carry the selector's labels.
 func sweep(ctx context.Context, rt *remote.Runtime, gvk schema.GroupVersionKind, ns string, selector client.MatchingLabels) ([]shared.Resource, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	err := rt.List(ctx, list, selector, client.InNamespace(ns))
+	opts := []client.ListOption{selector}
+	if ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	err := rt.List(ctx, list, opts...)
 	switch {
 	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("listing the module's %s in %s: %w", gvk.Kind, ns, err)
+		return nil, fmt.Errorf("listing the module's %s in %q: %w", gvk.Kind, ns, err)
 	}
 	out := make([]shared.Resource, 0, len(list.Items))
 	for _, item := range list.Items {

@@ -64,6 +64,8 @@ type holder struct {
 	leaving bool
 	// exists: the runtime has the object.
 	exists bool
+	// manifest is the object's ManifestLabel: the Manifest that placed it.
+	manifest string
 }
 
 // ownerOf reads the object o names in the runtime and returns its foreign
@@ -83,7 +85,28 @@ func ownerOf(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructur
 	case err != nil:
 		return holder{}, fmt.Errorf("reading %s before applying it: %w", describe(o), err)
 	}
-	return holder{owner: foreignOwner(current, module, adopt), leaving: !current.DeletionTimestamp.IsZero(), exists: true}, nil
+	return holder{owner: foreignOwner(current, module, adopt), leaving: !current.DeletionTimestamp.IsZero(), exists: true,
+		manifest: current.GetLabels()[shared.ManifestLabel]}, nil
+}
+
+// labelOwner sets obj's ManifestLabel to the Manifest that placed it: the
+// one its stored object names, else manifest. Keeping a stored value makes
+// an object two Manifests render (a cluster-scoped object of one module in
+// a runtime several Kymas share) no drift of either.
+func labelOwner(obj *unstructured.Unstructured, manifest types.UID, stored string) {
+	value := stored
+	if value == "" {
+		value = string(manifest)
+	}
+	if value == "" {
+		return
+	}
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[shared.ManifestLabel] = value
+	obj.SetLabels(labels)
 }
 
 // CreatedByAnnotation on a Namespace names, by UID, the Manifest whose
@@ -105,7 +128,7 @@ const namespaceCreator = runtimebase.FieldOwner + "-namespace-create"
 // follows sets its content.
 func createNamespace(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructured, manifest types.UID) (types.UID, error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.GetName(),
-		Annotations: map[string]string{CreatedByAnnotation: string(manifest)}}}
+		Labels: map[string]string{shared.ManifestLabel: string(manifest)}, Annotations: map[string]string{CreatedByAnnotation: string(manifest)}}}
 	err := rt.Create(ctx, ns, client.FieldOwner(namespaceCreator))
 	switch {
 	case apierrors.IsAlreadyExists(err):

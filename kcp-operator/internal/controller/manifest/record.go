@@ -30,10 +30,16 @@ const ReasonApplying = "Applying"
 //
 // It writes only when the render is not the one last applied and the set
 // of objects grows: an unchanged render, a repaired drift or a render
-// whose new objects are all refused costs no write.
+// whose new objects are all refused costs no write. A first install
+// (nothing recorded yet) writes none either: every object it places
+// carries its ManifestLabel, by which deletion finds them in the whole
+// runtime (inventory), and the render of a later apply still has what a
+// first apply that stopped part way placed, by kind. From then on the
+// record is written: an upgrade's render no longer names what the
+// earlier one placed.
 func (r *Reconciler) recordBefore(ctx context.Context, mf *v1beta2.Manifest, rendered []shared.Resource, renderHash string) error {
 	applied, _, _ := strings.Cut(appliedRecord(mf), "/")
-	if applied == renderHash {
+	if applied == renderHash || nothingRecorded(mf) {
 		return nil
 	}
 	union, grows := unionOf(mf.Status.Synced, rendered)
@@ -61,6 +67,12 @@ func unionOf(recorded, rendered []shared.Resource) ([]shared.Resource, bool) {
 		}
 	}
 	return out, len(out) > len(recorded)
+}
+
+// nothingRecorded reports whether mf has no record of a placement yet:
+// no synced object, no created namespace, no applied render.
+func nothingRecorded(mf *v1beta2.Manifest) bool {
+	return len(mf.Status.Synced) == 0 && len(mf.Status.Created) == 0 && appliedRecord(mf) == ""
 }
 
 // recordedFirst reports whether status is the one recordBefore wrote: the

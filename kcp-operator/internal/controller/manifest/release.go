@@ -132,6 +132,7 @@ func (r *Reconciler) stripLabels(obj *metav1.PartialObjectMetadata, module strin
 	}
 	delete(labels, shared.ManagedByLabel)
 	delete(labels, shared.ModuleNameLabel)
+	delete(labels, shared.ManifestLabel)
 	obj.SetLabels(labels)
 	return true
 }

@@ -17,7 +17,7 @@ func TestStripLabelsTakesOnlyTheOperatorsOwn(t *testing.T) {
 		want   map[string]string
 		strips bool
 	}{
-		{"ours", map[string]string{shared.ManagedByLabel: shared.OperatorName, shared.ModuleNameLabel: "relic", "team": "a"},
+		{"ours", map[string]string{shared.ManagedByLabel: shared.OperatorName, shared.ModuleNameLabel: "relic", shared.ManifestLabel: "uid", "team": "a"},
 			map[string]string{"team": "a"}, true},
 		{"the default CR has no module name", map[string]string{shared.ManagedByLabel: shared.OperatorName},
 			map[string]string{}, true},
