@@ -131,9 +131,12 @@ type KymaStatus struct {
 type ModuleStatus struct {
 	// Name is the module name as written in the spec.
 	Name string `json:"name"`
-	// FQDN is the module's OCM component name.
+	// FQDN is the module's OCM component name; kept for clients that read the old field.
 	// +optional
 	FQDN string `json:"fqdn,omitempty"`
+	// OCMComponentName is the module's OCM component name.
+	// +optional
+	OCMComponentName string `json:"ocmComponentName,omitempty"`
 	// Channel the module was resolved from.
 	// +optional
 	Channel string `json:"channel,omitempty"`
@@ -154,6 +157,9 @@ type ModuleStatus struct {
 	// Template the module was resolved from.
 	// +optional
 	Template *TrackingObject `json:"template,omitempty"`
+	// Maintenance is true while an upgrade of the module waits for the Kyma's maintenance window.
+	// +optional
+	Maintenance bool `json:"maintenance,omitempty"`
 }
 
 // TrackingObject points at an object and the generation that was seen of it.

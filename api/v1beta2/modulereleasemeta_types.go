@@ -50,6 +50,11 @@ type ModuleReleaseMetaSpec struct {
 	// Internal modules are available to Kymas labelled internal only.
 	// +optional
 	Internal bool `json:"internal,omitempty"`
+
+	// KymaSelector restricts the module to the Kymas whose labels it selects; a module with a
+	// selector is offered to, resolved for and installed on no other Kyma.
+	// +optional
+	KymaSelector *metav1.LabelSelector `json:"kymaSelector,omitempty"`
 }
 
 // ChannelVersionAssignment is the version of a module in one channel.

@@ -53,10 +53,10 @@ func TestAnUpgradeThatRequiresDowntimeWaitsForTheMaintenanceWindow(t *testing.T)
 	patchTemplate(t.Context(), t, harness.SampleModule+"-2.0.0", `{"spec":{"requiresDowntime":true}}`)
 	require.NoError(t, h.Publish(t.Context(), "2.0.0", maintenanceChannel))
 
-	step(t, "Then the upgrade waits: the module is Warning and names the next window, 1.0.0 stays installed")
+	step(t, "Then the upgrade waits: the module stays Ready with maintenance: true and names the next window, 1.0.0 stays installed")
 	eventuallyKyma(t, rt, "the upgrade waiting", func(k *v1beta2.Kyma) bool {
 		m := k.Status.Modules
-		return len(m) == 1 && m[0].State == shared.StateWarning && m[0].Version == "1.0.0" &&
+		return ready(k) && len(m) == 1 && m[0].State == shared.StateReady && m[0].Maintenance && m[0].Version == "1.0.0" &&
 			strings.Contains(m[0].Message, next.Format(time.RFC3339))
 	})
 	require.True(t, eventRecorded(t, rt.KymaName, "WaitingForMaintenanceWindow"))

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
@@ -186,7 +187,7 @@ func desired(ctx context.Context, kcp client.Reader, kyma *v1beta2.Kyma, ns stri
 	var outMetas []*v1beta2.ModuleReleaseMeta
 	for i := range metas.Items {
 		m := &metas.Items[i]
-		visible := m.Spec.Mandatory == nil && visibleTo(kyma, m.Spec.Beta, m.Spec.Internal)
+		visible := m.Spec.Mandatory == nil && visibleTo(kyma, m.Spec.Beta, m.Spec.Internal) && selects(ctx, m, kyma)
 		if !visible {
 			gated[m.Spec.ModuleName] = true
 			continue
@@ -207,6 +208,17 @@ func desired(ctx context.Context, kcp client.Reader, kyma *v1beta2.Kyma, ns stri
 
 func visibleTo(kyma *v1beta2.Kyma, beta, internal bool) bool {
 	return (!beta || kyma.IsBeta()) && (!internal || kyma.IsInternal())
+}
+
+// selects reports whether a restricted module (spec.kymaSelector) is for
+// kyma; a selector that does not parse hides the module from every runtime,
+// as it resolves for no Kyma either.
+func selects(ctx context.Context, m *v1beta2.ModuleReleaseMeta, kyma *v1beta2.Kyma) bool {
+	ok, err := resolve.Selects(m, kyma)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "restricted module left out of the catalog", "module", m.Spec.ModuleName)
+	}
+	return ok
 }
 
 // runtimeCopy fills out (which carries the spec) with the metadata of the

@@ -6,8 +6,10 @@
 // older ways still work: the module-name label or spec.moduleName of a
 // template together with the template's own spec.channel, a template's name
 // or namespace/name, or the OCM component name of its descriptor. Beta and
-// internal modules resolve only for Kymas labelled for them. Mandatory
-// modules are found separately, for every Kyma.
+// internal modules resolve only for Kymas labelled for them; a restricted
+// module (its release meta has spec.kymaSelector) only for the Kymas whose
+// labels the selector selects, however it is named. Mandatory modules are
+// found separately, for every Kyma — restricted ones for the selected only.
 //
 // A template without a descriptor (spec.descriptor: {}, as the public
 // modulectl writes them) gets the one of its version in the registry, for

@@ -109,6 +109,9 @@ func (r *Resolver) byReleaseMeta(ctx context.Context, kyma *v1beta2.Kyma, name, 
 	if err := gate(name, kyma, meta.Spec.Beta, meta.Spec.Internal); err != nil {
 		return nil, err
 	}
+	if err := restricted(name, kyma, meta); err != nil {
+		return nil, err
+	}
 	v, ok := meta.VersionFor(channel)
 	if !ok {
 		return nil, fail(name, "ModuleReleaseMeta %s has no version for channel %q (channels: %s)",
@@ -239,6 +242,9 @@ func (r *Resolver) buildGated(ctx context.Context, name string, kyma *v1beta2.Ky
 	if err := gate(name, kyma, t.IsBeta(), t.IsInternal()); err != nil {
 		return nil, err
 	}
+	if err := r.restrictedTemplate(ctx, name, kyma, t); err != nil {
+		return nil, err
+	}
 	return r.build(ctx, name, channel, t, t.IsBeta(), t.IsInternal(), "")
 }
 
@@ -335,6 +341,12 @@ func (r *Resolver) Mandatory(ctx context.Context, kyma *v1beta2.Kyma) ([]*Module
 		covered[meta.Spec.ModuleName] = true
 		if gate(meta.Spec.ModuleName, kyma, meta.Spec.Beta, meta.Spec.Internal) != nil {
 			continue
+		}
+		if selected, err := Selects(meta, kyma); err != nil || !selected {
+			if err != nil {
+				errs = append(errs, err)
+			}
+			continue // a restricted mandatory module is installed only where it is selected
 		}
 		t, err := r.templateOfVersion(ctx, kyma.Namespace, meta.Spec.ModuleName, meta.Spec.Mandatory.Version)
 		if err == nil {

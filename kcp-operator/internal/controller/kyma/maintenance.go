@@ -160,7 +160,7 @@ func (r *Reconciler) holdForWindow(ctx context.Context, kyma *v1beta2.Kyma, m *r
 	if err != nil {
 		err = fmt.Errorf("upgrade from %s to %s not applied: %w; %s stays installed until the policy is fixed", installed, m.Version, err, installed)
 		mt.hold(key, time.Time{})
-		r.eventOnce(kyma, m.Name, err.Error(), ReasonMaintenancePolicyUnusable)
+		r.eventOnce(kyma, m.Name, err.Error(), corev1.EventTypeWarning, ReasonMaintenancePolicyUnusable)
 		return "", err
 	}
 	log.FromContext(ctx).V(1).Info("maintenance window decision", "module", m.Name, "from", installed, "to", m.Version,
@@ -176,15 +176,16 @@ func (r *Reconciler) holdForWindow(ctx context.Context, kyma *v1beta2.Kyma, m *r
 		"%s stays installed meanwhile; set spec.skipMaintenanceWindows to upgrade at once",
 		installed, m.Version, d.Window, source, m.Version, installed)
 	mt.hold(key, d.Window.Begin)
-	r.eventOnce(kyma, m.Name, msg, ReasonWaitingForMaintenanceWindow)
+	// A planned wait, not a problem: a Normal Event.
+	r.eventOnce(kyma, m.Name, msg, corev1.EventTypeNormal, ReasonWaitingForMaintenanceWindow)
 	return msg, nil
 }
 
-// eventOnce records a Warning Event when the module's last status did not
-// say msg already: one Event per change, not per reconcile.
-func (r *Reconciler) eventOnce(kyma *v1beta2.Kyma, module, msg, reason string) {
+// eventOnce records an Event when the module's last status did not say msg
+// already: one Event per change, not per reconcile.
+func (r *Reconciler) eventOnce(kyma *v1beta2.Kyma, module, msg, eventType, reason string) {
 	if prev := previousStatus(kyma, module); prev != nil && prev.Message == msg {
 		return
 	}
-	r.Events.Eventf(kyma, nil, corev1.EventTypeWarning, reason, "InstallModule", "module %s: %s", module, msg)
+	r.Events.Eventf(kyma, nil, eventType, reason, "InstallModule", "module %s: %s", module, msg)
 }

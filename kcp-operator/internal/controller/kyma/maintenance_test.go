@@ -88,18 +88,21 @@ func TestAnUpgradeThatRequiresDowntimeWaitsForTheWindow(t *testing.T) {
 	writePolicy(t, "closed", next, next.Add(time.Hour))
 	downtimeModule(t, "tango-maint")
 	before := installed(t, "maint-wait", "tango-maint", "closed")
+	playModuleOperator(t, "maint-wait", "tango-maint", "Ready", false)
+	eventuallyKyma(t, "maint-wait", "Ready on 1.0.0", stateIs(shared.StateReady))
 
 	updateKyma(t, "maint-wait", func(k *v1beta2.Kyma) { k.Spec.Channel = "fast" })
 	k := eventuallyKyma(t, "maint-wait", "the module waiting", func(k *v1beta2.Kyma) bool {
 		ms := moduleStatus(k, "tango-maint")
-		return ms != nil && ms.State == shared.StateWarning && strings.Contains(ms.Message, "maintenance window")
+		return ms != nil && ms.Maintenance && strings.Contains(ms.Message, "maintenance window")
 	})
 	ms := moduleStatus(k, "tango-maint")
 	assert.Contains(t, ms.Message, next.UTC().Format(time.RFC3339), "the next window is named")
 	assert.Contains(t, ms.Message, "policy rule test")
 	assert.Contains(t, ms.Message, "skipMaintenanceWindows", "the way out is named")
 	assert.Equal(t, "1.0.0", ms.Version, "the status shows what runs")
-	assert.Equal(t, shared.StateWarning, k.Status.State)
+	assert.Equal(t, shared.StateReady, ms.State, "a planned wait keeps the state of what runs")
+	assert.Equal(t, shared.StateReady, k.Status.State, "a release that requires downtime does not turn the Kyma Warning")
 	require.Eventually(t, func() bool { return hasEvent(t, "maint-wait", kymactrl.ReasonWaitingForMaintenanceWindow) }, timeout, tick)
 	mf, err := getManifest(t, "maint-wait-tango-maint")
 	require.NoError(t, err)
@@ -111,7 +114,7 @@ func TestAnUpgradeThatRequiresDowntimeWaitsForTheWindow(t *testing.T) {
 	manifestAt(t, "maint-wait-tango-maint", "2.0.0")
 	eventuallyKyma(t, "maint-wait", "the module upgraded", func(k *v1beta2.Kyma) bool {
 		ms := moduleStatus(k, "tango-maint")
-		return ms != nil && ms.Version == "2.0.0" && !strings.Contains(ms.Message, "maintenance window")
+		return ms != nil && ms.Version == "2.0.0" && !ms.Maintenance && !strings.Contains(ms.Message, "maintenance window")
 	})
 }
 

@@ -29,10 +29,15 @@ type moduleResult struct {
 	err      error
 	manifest *v1beta2.Manifest
 	// held says why the resolved version was not installed: it is lower
-	// than the installed one, and the Kyma does not allow that; or it
+	// than the installed one, and the Kyma does not allow that (the status
+	// shows the installed version as Warning); or, with maintenance, it
 	// requires downtime and waits for the maintenance window
-	// (maintenance.go). The status shows the installed version as Warning.
+	// (maintenance.go).
 	held string
+	// maintenance marks a hold for the maintenance window: a planned wait,
+	// so the module keeps the state of what is installed, as the public
+	// operator shows it (status maintenance: true), instead of a Warning.
+	maintenance bool
 	// leaving is a module no longer listed whose Manifest is being
 	// deleted: it stays in the status until it has left the runtime.
 	leaving bool
@@ -76,6 +81,7 @@ func (r *Reconciler) syncModules(ctx context.Context, kyma *v1beta2.Kyma) ([]mod
 			}
 			if res.held, res.err = r.holdForWindow(ctx, kyma, res.resolved, existing[name]); res.held != "" || res.err != nil {
 				res.manifest = existing[name] // likewise, until the window opens or the policy is fixed
+				res.maintenance = res.held != ""
 				break
 			}
 			res.manifest, res.err = r.applyManifest(ctx, kyma, res.resolved, m, existing[name])

@@ -155,7 +155,7 @@ func (r *Reconciler) desiredStatus(kyma *v1beta2.Kyma, results []moduleResult, c
 func moduleStatus(res moduleResult) v1beta2.ModuleStatus {
 	ms := v1beta2.ModuleStatus{Name: res.listed.Name, Channel: res.listed.Channel}
 	if m := res.resolved; m != nil {
-		ms.FQDN, ms.Channel, ms.Version = m.FQDN, m.Channel, m.Version
+		ms.FQDN, ms.OCMComponentName, ms.Channel, ms.Version = m.FQDN, m.FQDN, m.Channel, m.Version
 		ms.Template = tracking(m.Template, v1beta2.ModuleTemplateKind)
 		if data := m.Template.Spec.Data; data != nil {
 			ms.Resource = &v1beta2.TrackingObject{
@@ -182,6 +182,11 @@ func moduleStatus(res moduleResult) v1beta2.ModuleStatus {
 		ms.Manifest = tracking(res.manifest, v1beta2.ManifestKind)
 		ms.Version = res.manifest.Spec.Version
 		ms.State, ms.Message = shared.StateWarning, res.held
+		if res.maintenance {
+			// A release that requires downtime must not paint the fleet
+			// yellow: the wait shows in maintenance and the message only.
+			ms.State, ms.Maintenance = shownState(res.manifest), true
+		}
 	case res.manifest == nil:
 		ms.State, ms.Message = shared.StateProcessing, "waiting for its Manifest"
 	default:
