@@ -42,7 +42,9 @@ var (
 )
 
 const (
-	purgeGrace   = 10 * time.Second
+	// purgeGrace is longer than a module removal takes under -race on 2 busy
+	// cores, so that tests of a deletion see the deletion and not the purge.
+	purgeGrace   = 20 * time.Second
 	kcpNamespace = "kcp-system"
 	timeout      = 60 * time.Second // under -race on 2 busy cores a catalog pass behind many Kymas takes tens of seconds
 	tick         = 100 * time.Millisecond
