@@ -193,6 +193,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- with $v.operator.registryPullSecret }}
 - --registry-pull-secret={{ . }}
 {{- end }}
+{{- with $v.operator.skrImagePullSecret }}
+- --skr-image-pull-secret={{ . }}
+{{- end }}
 {{- with $v.operator.insecureRegistries }}
 - --insecure-registries={{ join "," . }}
 {{- end }}

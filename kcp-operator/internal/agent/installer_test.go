@@ -91,3 +91,38 @@ func webhooksOf(t *testing.T, objs []*unstructured.Unstructured) []map[string]an
 	t.Fatal("no ValidatingWebhookConfiguration rendered")
 	return nil
 }
+
+func TestAgentPullsWithTheRuntimesPullSecret(t *testing.T) {
+	kyma := &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Name: "kyma-1", Namespace: "kcp-system",
+		Labels: map[string]string{shared.RuntimeIDLabel: "runtime-1"}}}
+	for _, tc := range []struct {
+		secret string
+		want   []any
+	}{
+		{secret: "", want: nil},
+		{secret: "registry-credentials", want: []any{map[string]any{"name": "registry-credentials"}}},
+	} {
+		in, err := NewInstaller(Options{Image: "skr-agent:test", KCPAddress: "kcp.example:443", Contract: "v2",
+			SecretName: "skr-agent-tls", PullSecret: tc.secret}, render.New(render.Options{}))
+		require.NoError(t, err)
+		objs, err := in.render(t.Context(), kyma, "kyma-system", []byte("-----BEGIN CERTIFICATE-----\n"), nil)
+		require.NoError(t, err)
+		deployments := 0
+		for _, o := range objs {
+			if o.GetKind() != "Deployment" {
+				continue
+			}
+			deployments++
+			got, _, err := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "imagePullSecrets")
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got, "pull secret %q", tc.secret)
+			containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			for _, c := range containers {
+				for _, e := range c.(map[string]any)["env"].([]any) {
+					assert.NotEqual(t, render.PullSecretEnv, e.(map[string]any)["name"], "the agent creates no workloads")
+				}
+			}
+		}
+		assert.Equal(t, 1, deployments)
+	}
+}

@@ -31,6 +31,9 @@ type Options struct {
 	DriftWatch bool
 	// SecretName is the agent's TLS Secret in the runtime.
 	SecretName string
+	// PullSecret is the runtime's image pull Secret the agent's pod pulls
+	// with (--skr-image-pull-secret); empty: none.
+	PullSecret string
 }
 
 // Fullname is the name of the agent's objects in a runtime namespace. In
@@ -51,7 +54,7 @@ func (o Options) values(kyma *v1beta2.Kyma, namespace string, caBundle []byte, w
 		return nil, err
 	}
 	webhookURL, _ := o.webhookURL(kyma) // Install reports a refused annotation
-	return map[string]any{
+	values := map[string]any{
 		"fullnameOverride": Fullname(namespace),
 		"image":            image,
 		"runtimeID":        kyma.RuntimeID(),
@@ -59,7 +62,13 @@ func (o Options) values(kyma *v1beta2.Kyma, namespace string, caBundle []byte, w
 		"tls":              map[string]any{"secretName": o.SecretName, "caBundle": string(caBundle)},
 		"webhook":          map[string]any{"url": webhookURL},
 		"watchers":         o.watcherValues(watchers),
-	}, nil
+	}
+	if o.PullSecret != "" {
+		// Only when set: the values, and so the agents, of runtimes stay
+		// as they were without one.
+		values["imagePullSecrets"] = []any{map[string]any{"name": o.PullSecret}}
+	}
+	return values, nil
 }
 
 func (o Options) watcherValues(watchers []v1beta2.Watcher) []any {

@@ -68,6 +68,8 @@ type Options struct {
 	// ModuleSignaturePolicy and ModuleTrustSecret: see internal/signature.
 	ModuleSignaturePolicy string
 	ModuleTrustSecret     string
+	// SKRImagePullSecret is copied into every runtime (runtimepull.go).
+	SKRImagePullSecret string
 
 	RequeueSuccess time.Duration
 	RequeueBusy    time.Duration
@@ -277,6 +279,7 @@ func (o *Options) bindModules(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ModuleSignaturePolicy, "module-signature-policy", o.ModuleSignaturePolicy, "What happens to a module whose ModuleTemplate is unsigned or whose signature does not verify against --module-trust-secret: off (nothing is checked), warn (installed; a Warning Event and the Kyma's ModuleSignatures condition say why) or enforce (refused: the module is Error and nothing of it is applied). Without --module-trust-secret nothing is checked. A Kyma labelled operator.kyma-project.io/module-signature-policy may raise it for itself.")
 	fs.StringVar(&o.ModuleTrustSecret, "module-trust-secret", o.ModuleTrustSecret, "Secret (namespace/name) whose keys hold the trust anchors of module signatures as PEM: PUBLIC KEY blocks (ECDSA or Ed25519) and CA CERTIFICATE blocks; read again within 10s of a change.")
 	fs.StringVar(&o.RegistryPullSecret, "registry-pull-secret", o.RegistryPullSecret, "Pull Secret (namespace/name, type dockerconfigjson) for every module registry; templates can also name theirs with the oci-registry-cred label.")
+	fs.StringVar(&o.SKRImagePullSecret, "skr-image-pull-secret", o.SKRImagePullSecret, "Image pull Secret (name in the first watched namespace, or namespace/name) copied into every runtime's namespace under its name, kept equal to the KCP's, and named in the imagePullSecrets (and env SKR_IMG_PULL_SECRET) of module Deployments and StatefulSets and of the agent. Same name and meaning as in the public lifecycle manager.")
 }
 
 // bindRenderLimits binds the bounds of a module render and the content policy.
@@ -401,6 +404,9 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateSignatures()...)
 	errs = append(errs, o.Webhook.validate(o.AgentInstall || o.ListenerAddr != "")...)
 	errs = append(errs, o.DescriptorRegistry.validate()...)
+	if _, err := o.SKRImagePullSecretName(); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, o.Replicas.validate()...)
 	if len(o.Namespaces) == 0 {
 		errs = append(errs, errors.New("--namespaces must name at least one KCP namespace"))

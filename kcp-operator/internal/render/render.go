@@ -61,6 +61,9 @@ type Request struct {
 	KubeVersion string
 	// LocalizedImages replace the images of workloads; see the package doc.
 	LocalizedImages []string
+	// PullSecret, when set, is the image pull Secret in the runtime that
+	// Deployments and StatefulSets pull with; see PullSecretEnv.
+	PullSecret string
 	// Trusted charts (the operator's own, such as the skr-agent's) render
 	// in process even with Options.Isolate, sparing a process per render;
 	// the Limits still apply. Not part of the cache key.
@@ -208,7 +211,8 @@ func cacheKey(req *Request) (string, error) {
 		KubeVersion                                 string
 		Values                                      map[string]any
 		Images                                      []string
-	}{renderVersion, req.Type, install, config, req.Module, req.Namespace, req.ReleaseName, req.KubeVersion, req.Values, req.LocalizedImages})
+		PullSecret                                  string `json:",omitempty"`
+	}{renderVersion, req.Type, install, config, req.Module, req.Namespace, req.ReleaseName, req.KubeVersion, req.Values, req.LocalizedImages, req.PullSecret})
 	if err != nil {
 		return "", fmt.Errorf("values are not JSON: %w", err)
 	}

@@ -13,6 +13,7 @@ type transformer struct {
 	module    string
 	namespace string
 	images    *imageRewriter
+	pull      string // image pull Secret of Deployments and StatefulSets
 	scope     ScopeFunc
 	defined   map[schema.GroupKind]bool // kinds defined by CRDs of this render → namespaced
 	asked     map[schema.GroupVersionKind]bool
@@ -24,7 +25,7 @@ func newTransformer(req *Request, scope ScopeFunc, parsed []parsedObject) (*tran
 		return nil, err
 	}
 	t := &transformer{
-		module: req.Module, namespace: req.Namespace, images: images, scope: scope,
+		module: req.Module, namespace: req.Namespace, images: images, pull: req.PullSecret, scope: scope,
 		defined: map[schema.GroupKind]bool{}, asked: map[schema.GroupVersionKind]bool{},
 	}
 	for _, p := range parsed {
@@ -40,7 +41,8 @@ func newTransformer(req *Request, scope ScopeFunc, parsed []parsedObject) (*tran
 	return t, nil
 }
 
-// apply labels the object, settles its namespace and rewrites its images.
+// apply labels the object, settles its namespace, rewrites its images and
+// adds the image pull Secret.
 func (t *transformer) apply(p parsedObject) error {
 	obj := p.obj
 	labels := obj.GetLabels()
@@ -64,6 +66,7 @@ func (t *transformer) apply(p parsedObject) error {
 		obj.SetNamespace("")
 	}
 	t.images.rewriteObject(obj)
+	addPullSecret(obj, t.pull)
 	return nil
 }
 

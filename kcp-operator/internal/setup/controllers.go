@@ -27,6 +27,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
+	"github.com/lifecycle-manager/kcp-operator/internal/pullsecret"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
@@ -103,6 +104,9 @@ func (b *builder) addControllers(ctx context.Context) error {
 		return err
 	}
 	cat := &catalogctrl.Reconciler{KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueError, Board: b.board}
+	if cat.PullSecret, err = b.pullSecret(); err != nil {
+		return err
+	}
 	pacer, err := b.pacer("catalog", b.opts.TemplateChangeSpread)
 	if err != nil {
 		return err
@@ -164,6 +168,9 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 		Events: b.events("lifecycle-manager"), Metrics: m, Requeue: b.requeue(),
 		Required: []string{v1beta2.ConditionModuleCatalog}, RequeueNoPush: b.opts.RequeueNoPush, Board: b.board,
 	}
+	if b.pullSecretName() != "" {
+		r.Required = append(r.Required, pullsecret.Condition)
+	}
 	if skr != nil {
 		r.Required = append(r.Required, v1beta2.ConditionSKRWebhook)
 		r.Cleanups = append(r.Cleanups, skr.Cleanup)
@@ -189,6 +196,7 @@ func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
 	installer, err := agent.NewInstaller(agent.Options{
 		Image: b.opts.AgentImage, KCPAddress: b.opts.AgentKCPAddress, Contract: b.opts.AgentContract,
 		WebhookURL: b.opts.AgentWebhookURL, WebhookURLHosts: b.opts.AgentWebhookURLHosts, DriftWatch: b.opts.ModuleDriftWatch, SecretName: b.push.pki.Options.RuntimeSecret,
+		PullSecret: b.pullSecretName(),
 	}, b.renderer)
 	if err != nil {
 		return nil, err
@@ -250,6 +258,7 @@ func (b *builder) manifest() error {
 		Removal: removal.Rules{Protected: o.ProtectedNamespaces, Adopt: o.AdoptFrom}, AdoptFrom: o.AdoptFrom,
 		Source: &manifestctrl.LayerSource{
 			Fetcher: fetcher, Renderer: b.renderer, Secrets: b.mgr.GetAPIReader(), PullSecret: o.LayerPullSecret(),
+			RuntimePullSecret: b.pullSecretName(),
 		},
 	}
 	if b.push != nil && b.push.driftEvents != nil {

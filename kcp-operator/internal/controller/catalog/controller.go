@@ -31,6 +31,9 @@ type Reconciler struct {
 	Retry time.Duration
 	// Board takes the ModuleCatalog condition to the Kyma controller.
 	Board *conditions.Board
+	// PullSecret, when set, copies the image pull Secret into the runtime
+	// with the catalog (pullsecret.go).
+	PullSecret *PullSecret
 }
 
 // Reconcile syncs the catalog and reports the ModuleCatalog condition.
@@ -47,7 +50,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// has not taken over yet comes back when it has.
 		return ctrl.Result{}, nil
 	}
-	res, err := r.sync(ctx, kyma)
+	res, pullErr, err := r.sync(ctx, kyma)
+	r.reportPullSecret(kyma, pullErr)
 	// The message does not count the catalog: a new template would then
 	// rewrite the status of every Kyma, and reconcile every Kyma again.
 	cond := metav1.Condition{Type: v1beta2.ConditionModuleCatalog, Status: metav1.ConditionTrue, Reason: "Synced",
@@ -60,7 +64,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, remote.ConditionReason(err, "SyncWarning"), err.Error()
 	}
 	r.Board.Report(kyma, cond)
-	if err != nil {
+	if err != nil || retryPullSecret(pullErr) {
 		// The failure is in the condition; a fixed retry instead of the
 		// growing per-item backoff keeps a runtime that was down briefly
 		// from waiting minutes for its catalog.
@@ -69,21 +73,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: r.Resync}, nil
 }
 
-func (r *Reconciler) sync(ctx context.Context, kyma *v1beta2.Kyma) (catalog.Result, error) {
+// sync syncs the catalog and, when configured, the image pull Secret; the
+// second error is the pull Secret's.
+func (r *Reconciler) sync(ctx context.Context, kyma *v1beta2.Kyma) (catalog.Result, error, error) {
 	rt, err := r.Runtimes.For(ctx, kyma)
 	if err != nil {
-		return catalog.Result{}, err
+		return catalog.Result{}, err, err
 	}
 	if err := runtimebase.Ensure(ctx, rt); err != nil {
 		r.Runtimes.Forget(rt, err)
-		return catalog.Result{}, err
+		return catalog.Result{}, err, err
 	}
+	pullErr := r.PullSecret.sync(ctx, rt)
 	res, err := catalog.Sync(ctx, r.KCP, kyma, rt)
 	if err != nil {
 		r.Runtimes.Forget(rt, err)
-		return res, err
+		return res, pullErr, err
 	}
-	return res, r.undoIfDeleted(ctx, kyma, rt)
+	return res, pullErr, r.undoIfDeleted(ctx, kyma, rt)
 }
 
 // undoIfDeleted removes the catalog again when kyma began its deletion
@@ -107,17 +114,20 @@ func (r *Reconciler) undoIfDeleted(ctx context.Context, kyma *v1beta2.Kyma, rt *
 }
 
 // SetupWithManager registers the controller. A template or release meta
-// change re-enqueues every Kyma of its namespace at pacer's pace.
+// change re-enqueues every Kyma of its namespace at pacer's pace, a change
+// of the image pull Secret every Kyma.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pacer *enqueue.Pacer) error {
 	everyKyma := enqueue.AllKymas(mgr.GetClient(), pacer)
-	err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("catalog").
 		For(&v1beta2.Kyma{}, builder.WithPredicates(enqueue.TakenOverKymas())).
 		Watches(&v1beta2.ModuleTemplate{}, everyKyma,
 			builder.WithPredicates(enqueue.Changes(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))).
-		Watches(&v1beta2.ModuleReleaseMeta{}, everyKyma, builder.WithPredicates(enqueue.Changes(predicate.GenerationChangedPredicate{}))).
-		WithOptions(opts).
-		Complete(r)
+		Watches(&v1beta2.ModuleReleaseMeta{}, everyKyma, builder.WithPredicates(enqueue.Changes(predicate.GenerationChangedPredicate{})))
+	if r.PullSecret != nil {
+		b = b.WatchesRawSource(r.PullSecret.source(mgr.GetClient(), pacer))
+	}
+	err := b.WithOptions(opts).Complete(r)
 	if err != nil {
 		return fmt.Errorf("setting up the catalog controller: %w", err)
 	}

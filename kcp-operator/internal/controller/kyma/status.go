@@ -18,6 +18,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/pullsecret"
 	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
@@ -292,7 +293,8 @@ func keepOrNew(old shared.LastOperation, msg string) shared.LastOperation {
 // ownConditions are the condition types this controller writes: its own
 // and those other controllers report through the Board.
 var ownConditions = []string{v1beta2.ConditionModules, v1beta2.ConditionRuntime,
-	v1beta2.ConditionModuleCatalog, v1beta2.ConditionSKRWebhook, ConditionModuleSignatures, ConditionModuleDescriptors}
+	v1beta2.ConditionModuleCatalog, v1beta2.ConditionSKRWebhook, ConditionModuleSignatures, ConditionModuleDescriptors,
+	pullsecret.Condition}
 
 // writeStatus applies status to the KCP Kyma when it changed. It is the
 // only place that writes the KCP Kyma's status.

@@ -84,6 +84,9 @@ func runSuite(m *testing.M) (int, error) {
 	if err := kcp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kcpNamespace}}); err != nil {
 		return 1, err
 	}
+	if err := kcp.Client.Create(ctx, pullSecretSource()); err != nil {
+		return 1, err
+	}
 	stopRegistry := startRegistry()
 	defer stopRegistry()
 	if layerCacheDir, err = os.MkdirTemp("", "layer-cache-"); err != nil {
@@ -127,6 +130,7 @@ func testOptions() options.Options {
 	opts.ModuleSignaturePolicy, opts.ModuleTrustSecret = "off", kcpNamespace+"/"+trustSecret
 	opts.MaintenancePolicy = maintenancePolicy
 	opts.ModulePrivileged = []string{privilegedModule}
+	opts.SKRImagePullSecret = pullSecret // pullsecret_test.go
 	if reg != nil {
 		// The suite's registry serves plain HTTP on loopback: listed, as
 		// plain HTTP is only for listed registries.

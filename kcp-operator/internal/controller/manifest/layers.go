@@ -31,6 +31,9 @@ type LayerSource struct {
 	Secrets client.Reader
 	// PullSecret (namespace/name) is used for every registry when set.
 	PullSecret string
+	// RuntimePullSecret is the image pull Secret in every runtime that module
+	// Deployments and StatefulSets pull with (--skr-image-pull-secret).
+	RuntimePullSecret string
 }
 
 // Render implements Source.
@@ -49,7 +52,7 @@ func (s *LayerSource) Render(ctx context.Context, mf *v1beta2.Manifest, target T
 	}
 	req := render.Request{
 		Module: mf.Labels[shared.ModuleNameLabel], Namespace: target.Namespace, Type: render.Type(install.Type),
-		Install: installLayer, LocalizedImages: mf.Spec.LocalizedImages,
+		Install: installLayer, LocalizedImages: mf.Spec.LocalizedImages, PullSecret: s.RuntimePullSecret,
 	}
 	if req.Module == "" {
 		req.Module = mf.Name
@@ -75,7 +78,12 @@ func (s *LayerSource) Render(ctx context.Context, mf *v1beta2.Manifest, target T
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", installRef, err)
 	}
-	hash := runtimebase.Hash([]any{installRef, configRef, req.Type, req.Module, req.Namespace, req.LocalizedImages})
+	parts := []any{installRef, configRef, req.Type, req.Module, req.Namespace, req.LocalizedImages}
+	if req.PullSecret != "" {
+		// Only when set: the hash of every Manifest stays as it was without one.
+		parts = append(parts, req.PullSecret)
+	}
+	hash := runtimebase.Hash(parts)
 	return &Rendered{Objects: objs, Hash: hash, Ignored: ignored}, nil
 }
 
