@@ -43,10 +43,14 @@ func setPullSecretSource(t *testing.T, config string) {
 	}, timeout, tick, "updating the image pull Secret")
 }
 
-func runtimePullSecret(t *testing.T, ns string) string {
+// pullSecretKyma is the Kyma of the pull Secret test; its runtime namespace
+// has its name (the suite's sync namespace).
+const pullSecretKyma = "pull-secret"
+
+func runtimePullSecret(t *testing.T) string {
 	t.Helper()
 	s := &corev1.Secret{}
-	if err := runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: pullSecret}, s); err != nil {
+	if err := runtimeEnv.Client.Get(t.Context(), client.ObjectKey{Namespace: pullSecretKyma, Name: pullSecret}, s); err != nil {
 		return ""
 	}
 	return string(s.Data[corev1.DockerConfigJsonKey])
@@ -80,7 +84,7 @@ func pullsWithSecret(t *testing.T, ns, name string) bool {
 }
 
 func TestImagePullSecretIsCopiedAndFollowsTheKCP(t *testing.T) {
-	const kyma = "pull-secret"
+	const kyma = pullSecretKyma
 	kymaWithModule(t, kyma, module{Name: "pullman", Version: "1.0.0"})
 	require.Eventually(t, func() bool { return pullsWithSecret(t, kyma, "pullman-operator") }, timeout, tick,
 		"the module's Deployment pulls with the runtime's Secret")
@@ -89,12 +93,12 @@ func TestImagePullSecretIsCopiedAndFollowsTheKCP(t *testing.T) {
 		return k.Status.State == shared.StateReady && pullSecretCondition(metav1.ConditionTrue, pullsecret.ReasonSynced)(k)
 	})
 	want := string(pullSecretSource().Data[corev1.DockerConfigJsonKey])
-	assert.Equal(t, want, runtimePullSecret(t, kyma), "the runtime's copy is the KCP's")
+	assert.Equal(t, want, runtimePullSecret(t), "the runtime's copy is the KCP's")
 
 	// Rotated credentials reach the runtime without any other change.
 	rotated := `{"auths":{"registry.example":{"auth":"bmV3Om5ldw=="}}}`
 	setPullSecretSource(t, rotated)
-	require.Eventually(t, func() bool { return runtimePullSecret(t, kyma) == rotated }, timeout, tick,
+	require.Eventually(t, func() bool { return runtimePullSecret(t) == rotated }, timeout, tick,
 		"the runtime's copy follows the KCP Secret")
 
 	// Without the source the Kyma says so, the copy in the runtime stays,
@@ -104,7 +108,7 @@ func TestImagePullSecretIsCopiedAndFollowsTheKCP(t *testing.T) {
 	eventuallyKyma(t, kyma, "the missing pull Secret reported", func(k *v1beta2.Kyma) bool {
 		return k.Status.State == shared.StateError && pullSecretCondition(metav1.ConditionFalse, pullsecret.ReasonSourceMissing)(k)
 	})
-	assert.Equal(t, rotated, runtimePullSecret(t, kyma), "the last copy is kept")
+	assert.Equal(t, rotated, runtimePullSecret(t), "the last copy is kept")
 	publish(t, module{Name: "pullcord", Version: "1.0.0"})
 	releaseMeta(t, "pullcord", map[string]string{"regular": "1.0.0"})
 	updateKyma(t, kyma, func(k *v1beta2.Kyma) { k.Spec.Modules = append(k.Spec.Modules, v1beta2.Module{Name: "pullcord"}) })
@@ -113,5 +117,5 @@ func TestImagePullSecretIsCopiedAndFollowsTheKCP(t *testing.T) {
 
 	require.NoError(t, kcp.Client.Create(t.Context(), pullSecretSource()))
 	eventuallyKyma(t, kyma, "the pull Secret synced again", pullSecretCondition(metav1.ConditionTrue, pullsecret.ReasonSynced))
-	assert.Equal(t, want, runtimePullSecret(t, kyma))
+	assert.Equal(t, want, runtimePullSecret(t))
 }
