@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,25 +14,9 @@ import (
 )
 
 // Kill ends the process with SIGKILL, as the kernel's OOM killer or a node
-// failure does: it gets no chance to finish anything. It waits until the
-// process is gone; a process that does not run is no error.
+// failure does: it gets no chance to finish anything.
 func (p *Process) Kill() error {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.cmd, p.done = nil, nil
-	p.mu.Unlock()
-	if cmd == nil {
-		return nil
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("killing %s: %w", p.Name, err)
-	}
-	select {
-	case <-done:
-		return nil
-	case <-time.After(30 * time.Second):
-		return fmt.Errorf("%s did not exit within 30s of SIGKILL", p.Name)
-	}
+	return p.signal(syscall.SIGKILL)
 }
 
 // KillOperator SIGKILLs the operator process (local mode only).

@@ -84,8 +84,15 @@ func (p *Process) Pid() int {
 	return p.cmd.Process.Pid
 }
 
-// Stop ends the process with SIGTERM and waits for it.
+// Stop ends the process with SIGTERM and waits for it; one that has not
+// exited 30 s later is killed.
 func (p *Process) Stop() error {
+	return p.signal(syscall.SIGTERM)
+}
+
+// signal sends sig to the process and waits until it is gone; a process
+// that does not run is no error.
+func (p *Process) signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
 	p.cmd, p.done = nil, nil
@@ -93,8 +100,8 @@ func (p *Process) Stop() error {
 	if cmd == nil {
 		return nil
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("stopping %s: %w", p.Name, err)
+	if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("sending %s to %s: %w", sig, p.Name, err)
 	}
 	select {
 	case <-done:
@@ -102,7 +109,7 @@ func (p *Process) Stop() error {
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
 		<-done
-		return fmt.Errorf("%s did not stop within 30s and was killed", p.Name)
+		return fmt.Errorf("%s did not exit within 30s of %s and was killed", p.Name, sig)
 	}
 }
 
