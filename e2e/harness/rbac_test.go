@@ -36,7 +36,7 @@ func TestRuntimeChartTakesExtraRules(t *testing.T) {
 	assert.Contains(t, role.Rules, hpa)
 	assert.Contains(t, role.Rules, rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"},
 		Resources: []string{"roles", "rolebindings", "clusterroles", "clusterrolebindings"},
-		Verbs:     []string{"get", "create", "patch", "delete", "escalate", "bind"}})
+		Verbs:     []string{"get", "list", "create", "patch", "delete", "escalate", "bind"}})
 }
 
 // renderRuntimeRole renders the runtime chart, checks that it holds a

@@ -158,6 +158,11 @@ func sweep(ctx context.Context, rt *remote.Runtime, gvk schema.GroupVersionKind,
 	switch {
 	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
 		return nil, nil
+	case apierrors.IsForbidden(err):
+		// The sweep is the fallback to the record and the render: a runtime
+		// role without list leaves it out instead of blocking the removal.
+		log.FromContext(ctx).Info("cannot sweep the module's objects: the runtime credentials may not list them", "kind", gvk.Kind, "namespace", ns)
+		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("listing the module's %s in %q: %w", gvk.Kind, ns, err)
 	}
