@@ -18,11 +18,25 @@ import (
 
 // checkedModule is the sample module published once more under another
 // name, with a template that says how the module reports: by its manager
-// Deployment, and by its CR's status.health instead of status.state.
+// Deployment, and by its CR's status.health instead of status.state. As
+// modulectl publishes it, the template has no descriptor: its release meta
+// names the sample's OCM component, which the registry holds.
 const checkedModule = "checked-sample"
 
 func publishCheckedModule(t *testing.T) {
 	t.Helper()
+	sampleMeta := &v1beta2.ModuleReleaseMeta{}
+	require.NoError(t, h.KCP.Client.Get(t.Context(), client.ObjectKey{Namespace: harness.Namespace, Name: harness.SampleModule}, sampleMeta))
+	meta := &v1beta2.ModuleReleaseMeta{
+		ObjectMeta: metav1.ObjectMeta{Name: checkedModule, Namespace: harness.Namespace},
+		Spec: v1beta2.ModuleReleaseMetaSpec{
+			ModuleName: checkedModule, OcmComponentName: sampleMeta.Spec.OcmComponentName,
+			Channels: []v1beta2.ChannelVersionAssignment{{Channel: "regular", Version: "1.0.0"}},
+		},
+	}
+	if err := h.KCP.Client.Create(t.Context(), meta); !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
 	sample := &v1beta2.ModuleTemplate{}
 	require.NoError(t, h.KCP.Client.Get(t.Context(), client.ObjectKey{Namespace: harness.Namespace, Name: harness.SampleModule + "-1.0.0"}, sample))
 	tmpl := &v1beta2.ModuleTemplate{Spec: *sample.Spec.DeepCopy()}
@@ -125,4 +139,6 @@ func TestAModuleReportsAsItsTemplateSays(t *testing.T) {
 	updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Modules = nil })
 	eventuallyKyma(t, rt, "without modules", func(k *v1beta2.Kyma) bool { return ready(k) && len(k.Status.Modules) == 0 })
 	require.NoError(t, client.IgnoreNotFound(h.KCP.Client.Delete(t.Context(), tmpl)))
+	require.NoError(t, client.IgnoreNotFound(h.KCP.Client.Delete(t.Context(),
+		&v1beta2.ModuleReleaseMeta{ObjectMeta: metav1.ObjectMeta{Name: checkedModule, Namespace: harness.Namespace}})))
 }

@@ -103,11 +103,14 @@ func eventuallyKyma(t *testing.T, rt *harness.Runtime, what string, check func(*
 		}
 		time.Sleep(tick)
 	}
-	state, op := "", ""
+	state, op, modules := "", "", ""
 	if last != nil {
 		state, op = string(last.Status.State), last.Status.LastOperation.Operation
+		for _, m := range last.Status.Modules {
+			modules += fmt.Sprintf("\n\t%s: %s: %s", m.Name, m.State, m.Message)
+		}
 	}
-	require.FailNowf(t, "timed out", "Kyma %s never reached %s (state %q, last operation %q)", rt.KymaName, what, state, op)
+	require.FailNowf(t, "timed out", "Kyma %s never reached %s (state %q, last operation %q); its modules:%s", rt.KymaName, what, state, op, modules)
 	return nil
 }
 
