@@ -78,7 +78,7 @@ func noOpManifest(tb testing.TB, name string) (reconcile func() error, runtimeRe
 	r := &manifestctrl.Reconciler{
 		KCP: kcpClient, Runtimes: runtimes, Events: events.NewFakeRecorder(1000), Parallelism: 8,
 		Requeue: requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
-		Source:  &manifestctrl.LayerSource{Fetcher: fetcher, Renderer: render.New(render.Options{}), Secrets: kcp.Client},
+		Source:  suiteSource(fetcher),
 	}
 	req := ctrl.Request{NamespacedName: key}
 	reconcile = func() error {
@@ -120,6 +120,12 @@ func BenchmarkManifestNoOpReconcile(b *testing.B) {
 	}
 	b.ReportMetric(float64(runtimeRequests.Load())/float64(n), "runtime-requests/op")
 	b.ReportMetric(float64(kcpWrites.Load())/float64(n), "kcp-writes/op")
+}
+
+// suiteSource renders modules as the suite's operator does, so that a
+// reconciler of a test and the suite's agree on what is in place.
+func suiteSource(fetcher *oci.Fetcher) *manifestctrl.LayerSource {
+	return &manifestctrl.LayerSource{Fetcher: fetcher, Renderer: render.New(render.Options{}), Secrets: kcp.Client, RuntimePullSecret: pullSecret}
 }
 
 // randomLetters returns n random lowercase letters: module names allow

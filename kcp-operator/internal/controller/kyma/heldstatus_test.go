@@ -26,7 +26,6 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/render"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
 )
@@ -95,7 +94,7 @@ func newHeldInstallOf(t *testing.T, name string, publish func(context.Context) e
 		h.reconciler = &manifestctrl.Reconciler{
 			KCP: countingClient{Client: kcp.Client, writes: h.kcpWrites}, Runtimes: runtimes, Events: events.NewFakeRecorder(100), Parallelism: 4,
 			Requeue: requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
-			Source:  &manifestctrl.LayerSource{Fetcher: fetcher, Renderer: render.New(render.Options{}), Secrets: kcp.Client},
+			Source:  suiteSource(fetcher),
 		}
 	}
 	h.restart()
