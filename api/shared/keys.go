@@ -110,6 +110,10 @@ const (
 	// PublicManifestFinalizer is the finalizer the public lifecycle manager
 	// puts on its Manifests; a KCP switched to this operator takes them over.
 	PublicManifestFinalizer = "declarative.kyma-project.io/finalizer"
+	// PublicLabelRemovalFinalizer and PublicDefaultCRFinalizer are the
+	// public lifecycle manager's other finalizers of a Manifest.
+	PublicLabelRemovalFinalizer = "label-removal-finalizer"
+	PublicDefaultCRFinalizer    = "resource.kyma-project.io/finalizer"
 	// WatcherFinalizer guards Watchers until their VirtualService is removed.
 	WatcherFinalizer = OperatorGroup + "/watcher"
 	// PurgeFinalizer guards Kymas until the Purge controller is done with them.

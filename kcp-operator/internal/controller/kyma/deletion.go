@@ -114,7 +114,7 @@ func (r *Reconciler) deleteWithoutRuntime(ctx context.Context, kyma *v1beta2.Kym
 		if err := r.removeManifest(ctx, mf, false); err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := finalizer.Remove(ctx, r.KCP, mf, shared.ManifestFinalizer, shared.PublicManifestFinalizer); err != nil {
+		if err := finalizer.Remove(ctx, r.KCP, mf, append(shared.PublicManifestFinalizers(), shared.ManifestFinalizer)...); err != nil {
 			return requeue.OnConflict(err)
 		}
 	}

@@ -43,7 +43,7 @@ func kymaAndManifestGone(t *testing.T, kyma, manifest string) {
 }
 
 // TestPublicFinalizerIsTakenOver checks that a Manifest carrying the public
-// lifecycle manager's finalizer gets ours in its place, so that deleting
+// lifecycle manager's finalizers gets ours in their place, so that deleting
 // its Kyma completes.
 func TestPublicFinalizerIsTakenOver(t *testing.T) {
 	keepRuntimeCRDs(t)
@@ -51,10 +51,10 @@ func TestPublicFinalizerIsTakenOver(t *testing.T) {
 	eventuallyManifest(t, "inherited-heirloom", "installed", appliedAll(3))
 
 	updateManifest(t, "inherited-heirloom", func(mf *v1beta2.Manifest) {
-		mf.Finalizers = append(mf.Finalizers, shared.PublicManifestFinalizer)
+		mf.Finalizers = append(mf.Finalizers, shared.PublicManifestFinalizers()...)
 	})
-	eventuallyManifest(t, "inherited-heirloom", "the public finalizer replaced by ours", func(mf *v1beta2.Manifest) bool {
-		return !slices.Contains(mf.Finalizers, shared.PublicManifestFinalizer) && slices.Contains(mf.Finalizers, shared.ManifestFinalizer)
+	eventuallyManifest(t, "inherited-heirloom", "the public finalizers replaced by ours", func(mf *v1beta2.Manifest) bool {
+		return slices.Equal(mf.Finalizers, []string{shared.ManifestFinalizer})
 	})
 
 	require.NoError(t, kcp.Client.Delete(t.Context(), getKyma(t, "inherited")))
@@ -62,9 +62,9 @@ func TestPublicFinalizerIsTakenOver(t *testing.T) {
 }
 
 // TestManifestHeldByThePublicFinalizerIsDeleted checks the deletion of a
-// Manifest that still carries only the public lifecycle manager's finalizer
-// when its deletion starts (deleted before the operator took it over): the
-// module is removed and the finalizer with it.
+// Manifest that still carries only the public lifecycle manager's
+// finalizers when its deletion starts (deleted before the operator took it
+// over): the module is removed and the finalizers with it.
 func TestManifestHeldByThePublicFinalizerIsDeleted(t *testing.T) {
 	keepRuntimeCRDs(t)
 	kymaWithModule(t, "bequeathed", module{Name: "bequest", Version: "1.0.0"})
@@ -74,7 +74,7 @@ func TestManifestHeldByThePublicFinalizerIsDeleted(t *testing.T) {
 	// made the public operator's and its deletion starts.
 	updateManifest(t, "bequeathed-bequest", func(mf *v1beta2.Manifest) {
 		mf.Labels[shared.SkipReconciliationLabel] = shared.EnabledValue
-		mf.Finalizers = []string{shared.PublicManifestFinalizer}
+		mf.Finalizers = shared.PublicManifestFinalizers()
 	})
 	require.NoError(t, kcp.Client.Delete(t.Context(), getKyma(t, "bequeathed")))
 	deleted := getKyma(t, "bequeathed").DeletionTimestamp

@@ -164,20 +164,22 @@ func (r *Reconciler) runtime(ctx context.Context, mf *v1beta2.Manifest) (*remote
 }
 
 // ensureFinalizer puts our finalizer on mf. A Manifest that the public
-// lifecycle manager created carries that operator's finalizer, which
+// lifecycle manager created carries that operator's finalizers, which
 // nobody removes once this operator runs the KCP: it is replaced by ours in
 // the same patch, so that our deletion path owns the Manifest's end.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, mf *v1beta2.Manifest) error {
-	public := controllerutil.ContainsFinalizer(mf, shared.PublicManifestFinalizer)
+	public := shared.HasPublicManifestFinalizer(mf.Finalizers)
 	if controllerutil.ContainsFinalizer(mf, shared.ManifestFinalizer) && !public {
 		return nil
 	}
 	err := finalizer.Patch(ctx, r.KCP, mf, func() {
-		controllerutil.RemoveFinalizer(mf, shared.PublicManifestFinalizer)
+		for _, f := range shared.PublicManifestFinalizers() {
+			controllerutil.RemoveFinalizer(mf, f)
+		}
 		controllerutil.AddFinalizer(mf, shared.ManifestFinalizer)
 	})
 	if err == nil && public {
-		log.FromContext(ctx).Info("took over the Manifest from the public lifecycle manager", "finalizer", shared.PublicManifestFinalizer)
+		log.FromContext(ctx).Info("took over the Manifest from the public lifecycle manager", "finalizers", shared.PublicManifestFinalizers())
 	}
 	return err
 }

@@ -35,7 +35,7 @@ const maxBlockersNamed = 5
 // finalizer (deleted before the takeover in ensureFinalizer) is removed
 // the same way, and loses that finalizer too.
 func (r *Reconciler) reconcileDeletion(ctx context.Context, mf *v1beta2.Manifest) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(mf, shared.ManifestFinalizer) && !controllerutil.ContainsFinalizer(mf, shared.PublicManifestFinalizer) {
+	if !controllerutil.ContainsFinalizer(mf, shared.ManifestFinalizer) && !shared.HasPublicManifestFinalizer(mf.Finalizers) {
 		return ctrl.Result{}, nil
 	}
 	if released(mf) {
@@ -180,10 +180,10 @@ func (r *Reconciler) userResources(ctx context.Context, rt *remote.Runtime, modu
 }
 
 // removeFinalizer removes our finalizer and the public lifecycle manager's:
-// that operator no longer runs on a switched KCP, so its finalizer would
+// that operator no longer runs on a switched KCP, so its finalizers would
 // hold the Manifest forever.
 func (r *Reconciler) removeFinalizer(ctx context.Context, mf *v1beta2.Manifest) error {
-	if err := finalizer.Remove(ctx, r.KCP, mf, shared.ManifestFinalizer, shared.PublicManifestFinalizer); err != nil {
+	if err := finalizer.Remove(ctx, r.KCP, mf, append(shared.PublicManifestFinalizers(), shared.ManifestFinalizer)...); err != nil {
 		return err
 	}
 	r.held.drop(keyOf(mf))

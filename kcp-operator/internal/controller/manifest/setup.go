@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,13 +38,13 @@ func (releaseChanged) Update(e event.UpdateEvent) bool {
 		!e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp())
 }
 
-// publicFinalizer passes updates that leave the public lifecycle manager's
+// publicFinalizer passes updates that leave a public lifecycle manager's
 // finalizer on a Manifest (that operator, or a restore from a backup, put
 // it there), so that it is taken over without waiting for the resync.
 type publicFinalizer struct{ predicate.Funcs }
 
 func (publicFinalizer) Update(e event.UpdateEvent) bool {
-	return slices.Contains(e.ObjectNew.GetFinalizers(), shared.PublicManifestFinalizer)
+	return shared.HasPublicManifestFinalizer(e.ObjectNew.GetFinalizers())
 }
 
 // Metrics of the Manifest controller.

@@ -47,8 +47,10 @@ type Reconciler struct {
 
 // ownFinalizers are the finalizers the operator puts on Kymas and Manifests,
 // and the public lifecycle manager's on the Manifests it created before a
-// KCP switched over: nobody else removes that one any more.
-var ownFinalizers = []string{shared.KymaFinalizer, shared.ManifestFinalizer, shared.PurgeFinalizer, shared.PublicManifestFinalizer}
+// KCP switched over: nobody else removes those any more.
+func ownFinalizers() []string {
+	return append(shared.PublicManifestFinalizers(), shared.KymaFinalizer, shared.ManifestFinalizer, shared.PurgeFinalizer)
+}
 
 // Reconcile purges the Kyma once its deletion is older than the grace period.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -151,14 +153,14 @@ func (r *Reconciler) removeModuleResources(ctx context.Context, rt *remote.Runti
 }
 
 func hasOwnFinalizer(obj client.Object) bool {
-	return slices.ContainsFunc(obj.GetFinalizers(), func(f string) bool { return slices.Contains(ownFinalizers, f) })
+	return slices.ContainsFunc(obj.GetFinalizers(), func(f string) bool { return slices.Contains(ownFinalizers(), f) })
 }
 
 func (r *Reconciler) dropFinalizers(ctx context.Context, obj client.Object) error {
 	if !hasOwnFinalizer(obj) {
 		return nil
 	}
-	return finalizer.Remove(ctx, r.KCP, obj, ownFinalizers...)
+	return finalizer.Remove(ctx, r.KCP, obj, ownFinalizers()...)
 }
 
 // SetupWithManager registers the controller; it sees only Kymas in deletion.
