@@ -96,7 +96,8 @@ type Options struct {
 	// purge (internal/removal), nor is a runtime's sync namespace.
 	ProtectedNamespaces []string
 	// AdoptFrom are managed-by values and field managers whose runtime
-	// objects a module takes over as its own.
+	// objects a module takes over as its own; by default the public
+	// lifecycle manager's.
 	AdoptFrom []string
 
 	WatcherController bool
@@ -140,6 +141,21 @@ type Options struct {
 	Replicas Replicas
 }
 
+// PublicLifecycleManager are the managed-by value and the field managers
+// of what the public lifecycle manager writes in runtimes: module objects
+// (its applier), default CRs (created under its CR finalizer's manager),
+// the runtime Kyma, kyma-system and the catalog.
+func PublicLifecycleManager() []string {
+	return []string{
+		"kyma",
+		"declarative.kyma-project.io/applier",
+		"resource.kyma-project.io/finalizer",
+		"operator.kyma-project.io/lifecycle-manager",
+		"kyma-sync-context",
+		"catalog-sync",
+	}
+}
+
 // Default returns the defaults, tuned for a KCP with thousands of runtimes
 // where the push path brings changes and the resync is the safety net.
 func Default() Options {
@@ -152,6 +168,7 @@ func Default() Options {
 		LeaderElectionID: "lifecycle-manager.operator.kyma-project.io",
 		Namespaces:       []string{"kcp-system"},
 		ShutdownTimeout:  30 * time.Second,
+		AdoptFrom:        PublicLifecycleManager(),
 
 		KCPQPS:         150,
 		KCPBurst:       300,
@@ -310,7 +327,7 @@ func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 
 	fs.DurationVar(&o.PurgeGracePeriod, "purge-grace-period", o.PurgeGracePeriod, "A Kyma still being deleted after this long is purged.")
 	fs.StringSliceVar(&o.ProtectedNamespaces, "protected-namespaces", o.ProtectedNamespaces, "Namespaces no module deletes, even one it created (prune, removal and purge); a runtime's sync namespace is always protected.")
-	fs.StringSliceVar(&o.AdoptFrom, "adopt-from", o.AdoptFrom, "Values of the managed-by label and field managers whose runtime objects a module takes over as its own, e.g. those of the lifecycle manager a fleet migrates from; objects of any other owner are left to it (the Manifest is Warning).")
+	fs.StringSliceVar(&o.AdoptFrom, "adopt-from", o.AdoptFrom, "Values of the managed-by label and field managers whose runtime objects a module takes over as its own; the default names the public lifecycle manager's, so that a fleet it ran is taken over, and --adopt-from= adopts nothing. Objects of any other owner are left to it (the Manifest is Warning).")
 
 	fs.BoolVar(&o.WatcherController, "watcher-controller", o.WatcherController, "Run the Watcher controller (needs the Istio Gateway and VirtualService CRDs in the KCP).")
 	fs.StringVar(&o.GatewayName, "istio-gateway-name", o.GatewayName, "Istio Gateway of the event endpoint that the operator keeps; empty leaves the Gateway to someone else.")
