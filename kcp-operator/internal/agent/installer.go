@@ -57,6 +57,9 @@ type Status struct {
 	// WebhookURLRefused says why the Kyma's agent-webhook-url annotation
 	// was ignored; empty when it was followed or is not set.
 	WebhookURLRefused string
+	// PublicAgentRemoved names the objects of the public lifecycle
+	// manager's agent that this install deleted.
+	PublicAgentRemoved []string
 }
 
 // Install applies the agent of kyma's runtime when its chart values changed
@@ -91,11 +94,18 @@ func (in *Installer) install(ctx context.Context, kyma *v1beta2.Kyma, rt *remote
 	if err != nil {
 		return Status{}, err
 	}
+	removed, err := removePublicAgent(ctx, rt, rt.Namespace)
+	if err != nil {
+		return Status{}, err
+	}
 	rt.Facts.Remember(memo, hash)
 	if deployment != nil {
-		return statusOf(deployment), nil
+		status = statusOf(deployment)
+	} else if status, err = deploymentStatus(ctx, rt); err != nil {
+		return Status{}, err
 	}
-	return deploymentStatus(ctx, rt)
+	status.PublicAgentRemoved = removed
+	return status, nil
 }
 
 // render renders the agent of kyma's runtime namespace.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -138,6 +140,10 @@ func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) (_ metav1.
 		r.Runtimes.Forget(rt, err)
 		return notReady("InstallError", err)
 	}
+	if len(status.PublicAgentRemoved) > 0 && r.Events != nil {
+		r.Events.Eventf(kyma, nil, corev1.EventTypeNormal, ReasonPublicAgentRemoved, "InstallAgent",
+			"removed the public lifecycle manager's agent from the runtime: %s", strings.Join(status.PublicAgentRemoved, ", "))
+	}
 	if !status.Ready {
 		return notReady(reasonNotReady, errors.New(status.Message))
 	}
@@ -157,6 +163,10 @@ func (r *Reconciler) installInto(ctx context.Context, kyma *v1beta2.Kyma, rt *re
 	}
 	return r.Installer.Install(ctx, kyma, rt, m.CABundle, watchers.Items)
 }
+
+// ReasonPublicAgentRemoved is the Event's reason when an install removed
+// the agent (skr-webhook) the public lifecycle manager left in the runtime.
+const ReasonPublicAgentRemoved = "PublicAgentRemoved"
 
 // ReasonRuntimeIDConflict is the SKRWebhook condition's reason on a Kyma
 // whose runtime ID another, older Kyma has.
