@@ -110,6 +110,10 @@ const (
 	// PublicManifestFinalizer is the finalizer the public lifecycle manager
 	// puts on its Manifests; a KCP switched to this operator takes them over.
 	PublicManifestFinalizer = "declarative.kyma-project.io/finalizer"
+	// PublicManagedByValue is the ManagedByLabel value of what the public
+	// lifecycle manager writes in runtimes: module objects, its agent, the
+	// runtime catalog.
+	PublicManagedByValue = "kyma"
 	// PublicLabelRemovalFinalizer and PublicDefaultCRFinalizer are the
 	// public lifecycle manager's other finalizers of a Manifest.
 	PublicLabelRemovalFinalizer = "label-removal-finalizer"

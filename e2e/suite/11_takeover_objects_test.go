@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,24 +51,39 @@ func sampleObjects(t *testing.T) []*unstructured.Unstructured {
 	return objs
 }
 
-// installRuntimeKymaCRD installs the Kyma CRD in the runtime as the public
-// lifecycle manager does: its labels, its field manager, no hash of ours.
-func installRuntimeKymaCRD(t *testing.T, rt *harness.Runtime) error {
+// installRuntimeCRDs installs the Kyma and ModuleTemplate CRDs in the
+// runtime as the public lifecycle manager does: its labels, its field
+// manager, no hash of ours.
+func installRuntimeCRDs(t *testing.T, rt *harness.Runtime) error {
 	t.Helper()
-	crds, err := crd.ByKind(v1beta2.KymaKind)
+	crds, err := crd.ByKind(v1beta2.KymaKind, v1beta2.ModuleTemplateKind)
 	if err != nil {
 		return err
 	}
-	c := crds[0].DeepCopy()
-	c.SetResourceVersion("")
-	c.Labels = map[string]string{shared.ManagedByLabel: publicManagedBy}
-	c.Annotations = nil
-	c.Spec.Conversion = nil
-	err = rt.Client.Create(t.Context(), c, client.FieldOwner(shared.OperatorName))
-	if apierrors.IsAlreadyExists(err) {
-		return nil
+	for _, c := range crds {
+		c = c.DeepCopy()
+		c.SetResourceVersion("")
+		c.Labels = map[string]string{shared.ManagedByLabel: publicManagedBy}
+		c.Annotations = nil
+		c.Spec.Conversion = nil
+		if err := rt.Client.Create(t.Context(), c, client.FieldOwner(shared.OperatorName)); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
 	}
-	return err
+	return nil
+}
+
+// publicCatalogCopy is the runtime copy the public lifecycle manager's
+// catalog sync made of a KCP template.
+func publicCatalogCopy(t *testing.T, name string) *v1beta2.ModuleTemplate {
+	t.Helper()
+	kcpTemplate := &v1beta2.ModuleTemplate{}
+	require.NoError(t, h.KCP.Client.Get(t.Context(), client.ObjectKey{Namespace: harness.Namespace, Name: name}, kcpTemplate))
+	return &v1beta2.ModuleTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: shared.DefaultRuntimeNamespace,
+			Labels: map[string]string{shared.ManagedByLabel: publicManagedBy}},
+		Spec: *kcpTemplate.Spec.DeepCopy(),
+	}
 }
 
 // createSwitchUsersObjects creates objects of the runtime's users: a CR of the

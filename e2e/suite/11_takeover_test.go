@@ -91,6 +91,11 @@ func TestAFleetOfThePublicLifecycleManagerIsTakenOver(t *testing.T) {
 		})
 	}, timeout, tick, "an Event on the Kyma names what was removed")
 
+	step(t, "And the catalog's copies are this operator's")
+	catalogCopy := &v1beta2.ModuleTemplate{}
+	require.NoError(t, rt.Client.Get(t.Context(), client.ObjectKey{Namespace: shared.DefaultRuntimeNamespace, Name: harness.SampleModule + "-1.0.0"}, catalogCopy))
+	assert.Equal(t, shared.OperatorName, catalogCopy.Labels[shared.ManagedByLabel])
+
 	step(t, "And a change in the runtime reaches the KCP by push")
 	require.NoError(t, rt.Client.Delete(t.Context(), dep))
 	assert.Eventually(t, func() bool {
@@ -195,13 +200,15 @@ func preparePublicRuntime(t *testing.T, rt *harness.Runtime, ours *v1beta2.Manif
 			Annotations: map[string]string{publicOwnedBy: harness.Namespace + "/" + rt.KymaName}},
 		Spec: v1beta2.KymaSpec{Channel: "regular", Modules: []v1beta2.Module{{Name: harness.SampleModule}}},
 	}
-	require.NoError(t, installRuntimeKymaCRD(t, rt))
+	require.NoError(t, installRuntimeCRDs(t, rt))
 	var kymaErr error
 	created = assert.Eventually(t, func() bool {
 		kymaErr = rt.Client.Create(ctx, runtimeKyma.DeepCopy(), client.FieldOwner(publicOperator))
 		return kymaErr == nil || apierrors.IsAlreadyExists(kymaErr)
 	}, timeout, tick)
 	require.True(t, created, "the runtime Kyma is created once its CRD serves: %v", kymaErr)
+	catalogCopy := publicCatalogCopy(t, harness.SampleModule+"-1.0.0")
+	require.NoError(t, rt.Client.Create(ctx, catalogCopy, client.FieldOwner("catalog-sync")))
 
 	var p preparedRuntime
 	dep, err := deployment(t, rt, harness.SampleDeployment)

@@ -14,10 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// PublicManagedBy is the managed-by label value of what the public
-// lifecycle manager installs in a runtime, its agent included.
-const PublicManagedBy = "kyma"
-
 // publicObject is one object of the public lifecycle manager's agent
 // (skr-webhook) as it leaves it in a runtime.
 type publicObject struct {
@@ -88,7 +84,7 @@ func deletePublic(ctx context.Context, rt *remote.Runtime, o publicObject, names
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("reading the public agent's %s: %w", o, err)
-	case current.GetLabels()[shared.ManagedByLabel] != PublicManagedBy:
+	case current.GetLabels()[shared.ManagedByLabel] != shared.PublicManagedByValue:
 		return false, nil
 	case onlyLook:
 		return true, nil

@@ -8,7 +8,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
-
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -67,15 +68,29 @@ func Remove(ctx context.Context, rt *remote.Runtime) error {
 		obj  client.Object
 		name string
 	}{{&v1beta2.ModuleTemplate{}, v1beta2.ModuleTemplateKind}, {&v1beta2.ModuleReleaseMeta{}, v1beta2.ModuleReleaseMetaKind}}
+	selector, err := ours()
+	if err != nil {
+		return err
+	}
 	for _, kind := range kinds {
-		err := rt.DeleteAllOf(ctx, kind.obj, client.InNamespace(rt.Namespace),
-			client.MatchingLabels{shared.ManagedByLabel: shared.OperatorName})
+		err := rt.DeleteAllOf(ctx, kind.obj, client.InNamespace(rt.Namespace), selector)
 		if err := ignoreNoKind(err); err != nil {
 			return fmt.Errorf("removing the runtime catalog's %ss: %w", kind.name, err)
 		}
 	}
 	rt.Facts.Forget("catalog/" + rt.Namespace)
 	return nil
+}
+
+// ours selects the runtime catalog's objects: this operator's, and those
+// the public lifecycle manager's catalog sync left, which a switched
+// runtime's catalog replaces or prunes like its own.
+func ours() (client.MatchingLabelsSelector, error) {
+	r, err := labels.NewRequirement(shared.ManagedByLabel, selection.In, []string{shared.OperatorName, shared.PublicManagedByValue})
+	if err != nil {
+		return client.MatchingLabelsSelector{}, fmt.Errorf("selecting the runtime catalog: %w", err)
+	}
+	return client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*r)}, nil
 }
 
 // parallelWrites bounds the writes of one sync in flight at once. A new
@@ -88,7 +103,11 @@ const parallelWrites = 8
 // reconcileKind applies the desired objects of one kind whose hash differs
 // from the runtime's copy and deletes our objects that are not desired.
 func reconcileKind(ctx context.Context, rt *remote.Runtime, list client.ObjectList, desired map[string]client.Object) (int, int, error) {
-	err := rt.List(ctx, list, client.InNamespace(rt.Namespace), client.MatchingLabels{shared.ManagedByLabel: shared.OperatorName})
+	selector, err := ours()
+	if err != nil {
+		return 0, 0, err
+	}
+	err = rt.List(ctx, list, client.InNamespace(rt.Namespace), selector)
 	if err := ignoreNoKind(err); err != nil {
 		return 0, 0, fmt.Errorf("listing the runtime catalog: %w", err)
 	}

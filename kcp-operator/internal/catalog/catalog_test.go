@@ -14,11 +14,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/testenv"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
@@ -264,4 +266,34 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// TestThePublicCatalogIsTakenOver: a runtime the public lifecycle manager
+// ran holds its catalog copies (managed-by kyma). A copy of a template the
+// KCP still has is replaced by ours, one of a template it no longer has is
+// pruned; a template someone else made in the namespace stays.
+func TestThePublicCatalogIsTakenOver(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	createNamespaces(t, env.Client)
+	createTemplate(t, env.Client, "module-00", true)
+	for _, c := range []struct{ name, managedBy string }{
+		{"module-00", shared.PublicManagedByValue}, {"gone-00", shared.PublicManagedByValue}, {"someones-00", "someone"},
+	} {
+		require.NoError(t, env.Client.Create(t.Context(), &v1beta2.ModuleTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: c.name, Namespace: runtimeNS, Labels: map[string]string{shared.ManagedByLabel: c.managedBy}},
+			Spec:       v1beta2.ModuleTemplateSpec{ModuleName: "sample", Version: "0.9.0", Descriptor: runtime.RawExtension{Raw: []byte(`{}`)}},
+		}))
+	}
+
+	res, err := Sync(t.Context(), env.Client, kyma(), runtimeClient(t, env, &slowWrites{}))
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Applied)
+	assert.Equal(t, 1, res.Removed)
+	replaced := &v1beta2.ModuleTemplate{}
+	require.NoError(t, env.Client.Get(t.Context(), client.ObjectKey{Namespace: runtimeNS, Name: "module-00"}, replaced))
+	assert.Equal(t, shared.OperatorName, replaced.Labels[shared.ManagedByLabel])
+	assert.Equal(t, "1.0.0", replaced.Spec.Version)
+	err = env.Client.Get(t.Context(), client.ObjectKey{Namespace: runtimeNS, Name: "gone-00"}, &v1beta2.ModuleTemplate{})
+	assert.True(t, apierrors.IsNotFound(err), "the public copy of a template the KCP lacks is pruned: %v", err)
+	assert.NoError(t, env.Client.Get(t.Context(), client.ObjectKey{Namespace: runtimeNS, Name: "someones-00"}, &v1beta2.ModuleTemplate{}))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
@@ -147,7 +148,7 @@ type Options struct {
 // the runtime Kyma, kyma-system and the catalog.
 func PublicLifecycleManager() []string {
 	return []string{
-		"kyma",
+		shared.PublicManagedByValue,
 		"declarative.kyma-project.io/applier",
 		"resource.kyma-project.io/finalizer",
 		"operator.kyma-project.io/lifecycle-manager",
