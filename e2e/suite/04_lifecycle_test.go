@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -114,6 +115,9 @@ func TestABlockedDeletionIsWarnedAndPurged(t *testing.T) {
 		"spec":     map[string]any{"greeting": "mine"},
 	}}
 	require.NoError(t, rt.Client.Create(t.Context(), mine))
+	// The user's CR would block every later removal of the module in
+	// this runtime, which the scenarios after this one share.
+	t.Cleanup(func() { _ = client.IgnoreNotFound(rt.Client.Delete(context.WithoutCancel(t.Context()), mine)) })
 
 	step(t, "When the Kyma is deleted")
 	purgesBefore := metric(t, "lifecycle_manager_kyma_purges_total", `result="purged"`)

@@ -103,6 +103,8 @@ func createSwitchUsersObjects(t *testing.T, rt *harness.Runtime) []*unstructured
 	users := []*unstructured.Unstructured{cr, cm}
 	for _, o := range users {
 		require.NoError(t, rt.Client.Create(t.Context(), o.DeepCopy(), client.FieldOwner("kubectl-create")))
+		// A user's CR would block later removals of the module here.
+		t.Cleanup(func() { _ = client.IgnoreNotFound(rt.Client.Delete(context.WithoutCancel(t.Context()), o)) })
 	}
 	return users
 }

@@ -247,4 +247,3 @@ func webhookConfigurations(t *testing.T, rt *harness.Runtime) []string {
 	slices.Sort(names)
 	return names
 }
-
