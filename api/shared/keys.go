@@ -20,6 +20,9 @@ const (
 	PlatformRegionLabel  = "kyma-project.io/platform-region"
 	PlanLabel            = "kyma-project.io/broker-plan-name"
 	GlobalAccountIDLabel = "kyma-project.io/global-account-id"
+	// SubAccountIDLabel carries the BTP subaccount of a Kyma's runtime; it
+	// and GlobalAccountIDLabel are copied to the runtime Kyma.
+	SubAccountIDLabel = "kyma-project.io/subaccount-id"
 	// ModuleNameLabel names the module a template, release meta or Manifest belongs to.
 	ModuleNameLabel = OperatorGroup + "/module-name"
 	// ChannelLabel names the channel a Manifest was resolved from.

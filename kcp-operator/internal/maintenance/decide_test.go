@@ -126,10 +126,17 @@ func TestDecide(t *testing.T) {
 			allowed: true, rule: "dated", window: "2025-03-08T21:00:00+01:00 to 2025-03-09T01:00:00+01:00"},
 		{name: "dated windows over: the default applies (after daylight saving began)", req: upgrade("2025-04-01T12:00:00Z", account("cf-eu10")),
 			policy: policy, window: "2025-04-05T20:00:00+02:00 to 2025-04-06T00:00:00+02:00"},
-		{name: "every pattern of a rule must match", req: upgrade(closedSat, account("cf-us10")), policy: policy,
-			window: "2025-03-01T20:00:00+01:00 to 2025-03-02T00:00:00+01:00"},
-		{name: "patterns match the whole value", req: upgrade(closedSat, plan("trial-extended")), policy: policy,
-			window: "2025-03-01T20:00:00+01:00 to 2025-03-02T00:00:00+01:00"},
+		{name: "any pattern of a rule selects: the account without its platform region", req: upgrade("2025-03-01T12:00:00Z", account("cf-us10")),
+			policy: policy, rule: "dated", window: "2025-03-01T21:00:00+01:00 to 2025-03-02T01:00:00+01:00"},
+		{name: "any pattern of a rule selects: the platform region without the account", req: upgrade("2025-03-01T12:00:00Z",
+			map[string]string{shared.PlatformRegionLabel: "cf-eu10"}), policy: policy,
+			rule: "dated", window: "2025-03-01T21:00:00+01:00 to 2025-03-02T01:00:00+01:00"},
+		{name: "a pattern matches a value that contains it", req: upgrade("2025-03-02T21:00:00Z", plan("trial-extended")), policy: policy,
+			allowed: true, rule: "night", window: "2025-03-02T22:00:00+01:00 to 2025-03-03T02:00:00+01:00"},
+		{name: "an empty label is matched by no pattern", req: upgrade(closedSat, map[string]string{shared.RegionLabel: ""}),
+			policy: mustParse(t, `default: {days: [Sat], begin: "20:00", end: "00:00"}
+rules: [{match: {region: ".*"}, windows: [{days: [Mon], begin: "01:00", end: "02:00"}]}]`),
+			window: "2025-03-01T20:00:00Z to 2025-03-02T00:00:00Z"},
 		{name: "no window ahead at all", req: upgrade(closedSat, nil), policy: pastOnly, err: maintenance.ErrNoWindow},
 	}
 	for _, tc := range tests {
@@ -153,6 +160,13 @@ func TestDecide(t *testing.T) {
 			assert.NotEmpty(t, d.Reason)
 		})
 	}
+}
+
+func mustParse(t *testing.T, policy string) *maintenance.Policy {
+	t.Helper()
+	p, err := maintenance.Parse([]byte(policy))
+	require.NoError(t, err)
+	return p
 }
 
 // account labels a runtime of global account ga-1 in platformRegion.

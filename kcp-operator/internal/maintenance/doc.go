@@ -14,7 +14,7 @@
 //	  - name: trial runtimes       # only for messages
 //	    match:                     # regular expressions on the Kyma's labels
 //	      plan: "trial|free"       #   kyma-project.io/broker-plan-name
-//	      region: "eu-.*"          #   kyma-project.io/region
+//	      region: "^eu-"           #   kyma-project.io/region
 //	      # platformRegion:        #   kyma-project.io/platform-region
 //	      # globalAccountID:       #   kyma-project.io/global-account-id
 //	    windows:
@@ -29,16 +29,20 @@
 //	  begin: "20:00"
 //	  end: "00:00"
 //
-// A rule selects a runtime when every pattern it names matches the whole
-// value of its label (patterns are anchored; a missing label never
-// matches); the first rule that selects a runtime gives its windows, and
+// A rule selects a runtime when any pattern it names matches the value of
+// its label, as the public lifecycle manager's policy.json rules do: the
+// patterns are Go regular expressions, unanchored ("eu-" matches every
+// region that contains it; "^trial$" only the plan trial), and a missing or
+// empty label matches none. The first rule that selects a runtime gives its
+// windows, and
 // when none of them lies ahead any more (dated windows in the past) the
 // default window applies. Weekly times are HH:MM or HH:MM:SS, optionally
 // with a fixed offset instead of a zone (20:00Z, 20:00+02:00, as the public
 // lifecycle manager writes them); equal begin and end mean a whole day.
 // Dated times are RFC 3339, or a local date and time in the window's zone.
 // Unknown fields are an error, so that a misspelt key is not silently a
-// window that never opens.
+// window that never opens; a pattern that does not compile is an error
+// naming its rule.
 //
 // # Decision
 //

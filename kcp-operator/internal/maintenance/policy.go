@@ -25,7 +25,7 @@ type rule struct {
 	windows []window
 }
 
-// matcher requires the value of one Kyma label to match a pattern.
+// matcher tests the value of one Kyma label against a pattern.
 type matcher struct {
 	label   string
 	pattern *regexp.Regexp
@@ -88,7 +88,7 @@ func Parse(data []byte) (*Policy, error) {
 	for i, rd := range doc.Rules {
 		r, err := compileRule(rd, zone)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("rules[%d]: %w", i, err))
+			errs = append(errs, fmt.Errorf("%s: %w", ruleName(i, rd.Name), err))
 			continue
 		}
 		p.rules = append(p.rules, r)
@@ -111,10 +111,11 @@ func compileRule(rd ruleDoc, zone *time.Location) (rule, error) {
 		if m.pattern == "" {
 			continue
 		}
-		// Anchored: "trial" selects the plan trial, not trial-extended.
-		re, err := regexp.Compile("^(?:" + m.pattern + ")$")
+		// Unanchored, as the public policies are written: "eu-" selects
+		// every region that contains it; "^trial$" only the plan trial.
+		re, err := regexp.Compile(m.pattern)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("match.%s: %w", m.field, err))
+			errs = append(errs, fmt.Errorf("match.%s: %q is not a regular expression: %w", m.field, m.pattern, err))
 			continue
 		}
 		r.match = append(r.match, matcher{label: m.label, pattern: re})
@@ -136,15 +137,25 @@ func compileRule(rd ruleDoc, zone *time.Location) (rule, error) {
 	return r, errors.Join(errs...)
 }
 
-// selects reports whether every pattern of r matches its label on labels.
+// selects reports whether any pattern of r matches its label on labels,
+// as the public policies' rules select: each names another way to pick
+// runtimes. A label that is missing or empty is matched by no pattern.
 func (r rule) selects(labels map[string]string) bool {
 	for _, m := range r.match {
-		v, ok := labels[m.label]
-		if !ok || !m.pattern.MatchString(v) {
-			return false
+		if v := labels[m.label]; v != "" && m.pattern.MatchString(v) {
+			return true
 		}
 	}
-	return true
+	return false
+}
+
+// ruleName names rule i in messages: by its place, and by its name if it
+// has one.
+func ruleName(i int, name string) string {
+	if name == "" {
+		return fmt.Sprintf("rules[%d]", i)
+	}
+	return fmt.Sprintf("rules[%d] (%s)", i, name)
 }
 
 // windowsFor returns the windows that apply to a runtime with labels, and

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,8 +33,9 @@ import (
 // runtime (the agent, its certificates) when the Kyma goes.
 type RuntimeCleanup func(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) error
 
-// reconcileDeletion deletes the Manifests and waits for them, then removes
-// everything the operator placed in the runtime, then the finalizer. An
+// reconcileDeletion marks the runtime Kyma Deleting, deletes the Manifests
+// and waits for them, then removes everything the operator placed in the
+// runtime, the runtime Kyma among the last, then the finalizer. An
 // unreachable runtime keeps the Kyma in deletion, retried with backoff,
 // until the Purge controller ends the wait; a runtime whose access Secret
 // is gone is not waited for at all (deleteWithoutRuntime).
@@ -52,6 +54,21 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 	if gone {
 		return r.deleteWithoutRuntime(ctx, kyma)
 	}
+	if err == nil {
+		// Before any module goes, so that its operator sees the Kyma
+		// leave, not only its module. A runtime that refuses the mark
+		// keeps the modules; one that does not answer cannot remove them
+		// either, and its Manifests are deleted all the same, so that the
+		// purge finds them in deletion: the mark is tried again on every
+		// pass until the cleanup.
+		markErr := markRuntimeDeleting(ctx, kyma, rt)
+		if answered(markErr) {
+			return r.deletionFailed(ctx, kyma, rt, "cannot mark the runtime Kyma Deleting", markErr)
+		}
+		if markErr != nil {
+			log.FromContext(ctx).Info("could not mark the runtime Kyma Deleting", "reason", markErr.Error())
+		}
+	}
 	remaining, merr := r.deleteManifests(ctx, kyma)
 	if merr != nil {
 		return ctrl.Result{}, merr
@@ -65,23 +82,36 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 		err = r.cleanupRuntime(ctx, kyma, rt)
 	}
 	if err != nil {
-		r.Runtimes.Forget(rt, err)
-		r.warnRefused(kyma, err)
-		status := deletingStatus(kyma, "cannot clean up the runtime: "+err.Error())
-		setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, false, remote.ConditionReason(err, "Unreachable"), err.Error())
-		if werr := r.writeStatus(ctx, kyma, status); werr != nil {
-			return ctrl.Result{}, werr
-		}
-		if remote.Refused(err) {
-			return ctrl.Result{}, nil // as in runtimeFailed: the Secret's change brings the next try
-		}
-		return ctrl.Result{}, fmt.Errorf("cleaning up the runtime of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
+		return r.deletionFailed(ctx, kyma, rt, "cannot clean up the runtime", err)
 	}
 	if err := finalizer.Remove(ctx, r.KCP, kyma, shared.KymaFinalizer); err != nil {
 		return requeue.OnConflict(err)
 	}
 	r.Metrics.forget(kyma.Namespace, kyma.Name)
 	return ctrl.Result{}, nil
+}
+
+// deletionFailed records that the runtime could not be reached or changed
+// during the deletion, and tries again with backoff.
+func (r *Reconciler) deletionFailed(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, what string, err error) (ctrl.Result, error) {
+	r.Runtimes.Forget(rt, err)
+	r.warnRefused(kyma, err)
+	status := deletingStatus(kyma, what+": "+err.Error())
+	setCondition(&status, kyma.Generation, v1beta2.ConditionRuntime, false, remote.ConditionReason(err, "Unreachable"), err.Error())
+	if werr := r.writeStatus(ctx, kyma, status); werr != nil {
+		return ctrl.Result{}, werr
+	}
+	if remote.Refused(err) {
+		return ctrl.Result{}, nil // as in runtimeFailed: the Secret's change brings the next try
+	}
+	return ctrl.Result{}, fmt.Errorf("deleting Kyma %s/%s: %s: %w", kyma.Namespace, kyma.Name, what, err)
+}
+
+// answered reports whether err is an answer of the runtime's API server (a
+// refusal, a conflict), not a failure to reach it.
+func answered(err error) bool {
+	var status apierrors.APIStatus
+	return err != nil && errors.As(err, &status)
 }
 
 // accessSecretGone reports whether the runtime cannot be reached because

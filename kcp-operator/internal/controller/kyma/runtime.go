@@ -95,13 +95,17 @@ func readRuntimeKyma(ctx context.Context, rt *remote.Runtime, key client.ObjectK
 }
 
 // runtimeLabels are the labels the runtime Kyma carries: the watched-by
-// label routes its changes to us through the agent.
+// label routes its changes to us through the agent; the account labels
+// tell the runtime's users and modules which BTP accounts it belongs to.
+// A label the KCP Kyma lacks is left as the runtime has it, as the public
+// lifecycle manager does: the runtime's own labels are not ours to remove.
 func runtimeLabels(kyma *v1beta2.Kyma) map[string]string {
 	labels := map[string]string{
 		shared.ManagedByLabel: shared.OperatorName,
 		shared.WatchedByLabel: shared.WatchedByKymaValue,
 	}
-	for _, k := range []string{shared.RuntimeIDLabel, shared.BetaLabel, shared.InternalLabel} {
+	for _, k := range []string{shared.RuntimeIDLabel, shared.BetaLabel, shared.InternalLabel,
+		shared.GlobalAccountIDLabel, shared.SubAccountIDLabel} {
 		if v, ok := kyma.Labels[k]; ok {
 			labels[k] = v
 		}

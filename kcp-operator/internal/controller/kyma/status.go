@@ -20,7 +20,6 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/pullsecret"
 	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
-	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
 
 // statusToWrite is the status this reconcile writes: the desired one, with
@@ -316,23 +315,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, kyma *v1beta2.Kyma, status
 // times cheaper and whatever it finds equal is semantically equal too.
 func sameStatus(a, b v1beta2.KymaStatus) bool {
 	return reflect.DeepEqual(a, b) || equality.Semantic.DeepEqual(a, b)
-}
-
-// mirrorStatus writes the KCP status to the runtime Kyma when it differs
-// from remoteKyma, the runtime Kyma as this reconcile read it.
-func mirrorStatus(ctx context.Context, rt *remote.Runtime, remoteKyma *v1beta2.Kyma, status v1beta2.KymaStatus) error {
-	if sameStatus(remoteKyma.Status, status) {
-		return nil
-	}
-	all := make([]string, 0, len(status.Conditions))
-	for _, c := range status.Conditions {
-		all = append(all, c.Type)
-	}
-	if err := applyStatus(ctx, rt, rt.Namespace, shared.DefaultRuntimeKymaName, status, all); err != nil {
-		return fmt.Errorf("writing the status of the runtime Kyma: %w", err)
-	}
-	remoteKyma.Status = status
-	return nil
 }
 
 // applyStatus server-side applies the status fields this controller owns,
