@@ -306,6 +306,9 @@ func TestOptionalParts(t *testing.T) {
 	set(v, "operator.registryPullSecret", "registries/pull")
 	set(v, "operator.skrImagePullSecret", "runtime-registries/skr-pull")
 	set(v, "operator.insecureRegistries", []any{"registry.local:5000"})
+	set(v, "operator.ociRegistryHost", "registry.example.com/modules")
+	set(v, "operator.ociRegistryCredSecret", "descriptors/login")
+	set(v, "operator.modulesRepositorySubpath", "prod")
 	set(v, "operator.extraArgs", []any{"--kyma-concurrency=16", "--requeue-success=1h"})
 	objs := mustRender(t, v, "lifecycle-manager")
 	for _, kind := range []string{"Watcher", "ConfigMap", "NetworkPolicy"} {
@@ -314,6 +317,7 @@ func TestOptionalParts(t *testing.T) {
 	assert.Contains(t, objs.kinds(), "Role kcp-extra/kcp-operator", "every watched namespace gets the operator's rules")
 	assert.Contains(t, objs.kinds(), "Role registries/kcp-operator", "the pull Secret is read in its namespace")
 	assert.Contains(t, objs.kinds(), "Role runtime-registries/kcp-operator", "the runtimes' pull Secret is watched in its namespace")
+	assert.Contains(t, objs.kinds(), "Role descriptors/kcp-operator", "the descriptor registry's login is read in its namespace")
 	c := objs.container(t)
 	assert.Equal(t, "registry.example.com/kcp-operator@sha256:0123abcd", c["image"])
 	assert.NotContains(t, toYAML(t, c["volumeMounts"]), "layer-cache")
@@ -327,6 +331,9 @@ func TestOptionalParts(t *testing.T) {
 	assert.Equal(t, "registries/pull", args["--registry-pull-secret"])
 	assert.Equal(t, "runtime-registries/skr-pull", args["--skr-image-pull-secret"])
 	assert.Equal(t, "registry.local:5000", args["--insecure-registries"])
+	assert.Equal(t, "registry.example.com/modules", args["--oci-registry-host"])
+	assert.Equal(t, "descriptors/login", args["--oci-registry-cred-secret"])
+	assert.Equal(t, "prod", args["--modules-repository-subpath"])
 	assert.Equal(t, "16", args["--kyma-concurrency"])
 	assert.Equal(t, "1h", args["--requeue-success"])
 

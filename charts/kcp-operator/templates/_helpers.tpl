@@ -199,6 +199,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- with $v.operator.insecureRegistries }}
 - --insecure-registries={{ join "," . }}
 {{- end }}
+{{- with $v.operator.ociRegistryHost }}
+- --oci-registry-host={{ . }}
+{{- end }}
+{{- with $v.operator.ociRegistryCredSecret }}
+- --oci-registry-cred-secret={{ . }}
+{{- end }}
+{{- with $v.operator.modulesRepositorySubpath }}
+- --modules-repository-subpath={{ . }}
+{{- end }}
 {{- if $v.maintenancePolicy.configMap }}
 - --maintenance-policy=/etc/lifecycle-manager/maintenance/{{ $v.maintenancePolicy.key }}
 {{- end }}
