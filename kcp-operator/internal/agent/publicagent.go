@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/lifecycle-manager/api/shared"
-	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
 
 // publicObject is one object of the public lifecycle manager's agent

@@ -233,6 +233,14 @@ func removeCRDsIfUnused(ctx context.Context, rt *remote.Runtime) error {
 }
 
 // ignoreGone treats objects and kinds that no longer exist as deleted.
+// ignoreGoneWith is ignoreGone with what failed named.
+func ignoreGoneWith(err error, what string) error {
+	if err := ignoreGone(err); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
 func ignoreGone(err error) error {
 	if meta.IsNoMatchError(err) {
 		return nil

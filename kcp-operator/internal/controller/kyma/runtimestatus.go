@@ -64,11 +64,8 @@ const runtimeDeletingMessage = "the Kyma is being deleted: its modules are remov
 func markRuntimeDeleting(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) error {
 	remoteKyma := &v1beta2.Kyma{}
 	err := rt.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: shared.DefaultRuntimeKymaName}, remoteKyma)
-	if ignoreGone(err) != nil {
-		return fmt.Errorf("reading the runtime Kyma: %w", err)
-	}
 	if err != nil {
-		return nil
+		return ignoreGoneWith(err, "reading the runtime Kyma")
 	}
 	status := forRuntime(kyma.Status, rt.Namespace)
 	status.State = shared.StateDeleting
