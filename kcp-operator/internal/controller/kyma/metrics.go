@@ -2,6 +2,7 @@ package kyma
 
 import (
 	"cmp"
+	"crypto/fips140"
 	"fmt"
 	"maps"
 	"slices"
@@ -82,7 +83,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Kyma reconciles that asked to run again, by reason (error, success, busy).",
 		}, []string{"reason"}),
 	}
-	for _, c := range []prometheus.Collector{m.kymas, m.modules, m.kymaState, m.moduleState, m.duration, m.requeues, newPublicNames(m)} {
+	for _, c := range []prometheus.Collector{m.kymas, m.modules, m.kymaState, m.moduleState, m.duration, m.requeues,
+		newPublicNames(m), newFIPSMode()} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering Kyma metrics: %w", err)
 		}
@@ -316,6 +318,46 @@ func sendStates(ch chan<- prometheus.Metric, desc *prometheus.Desc, all []shared
 		values[len(values)-1] = string(state)
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, values...)
 	}
+}
+
+// newFIPSMode is the public operator's lifecycle_mgr_fips_mode, a
+// property of the process, registered once with the Kyma metrics.
+func newFIPSMode() prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "lifecycle_mgr_fips_mode", Help: "current FIPS mode (0=off/1=on/2=only)",
+	}, func() float64 {
+		switch {
+		case fips140.Enforced():
+			return 2
+		case fips140.Enabled():
+			return 1
+		}
+		return 0
+	})
+}
+
+// ObserveMaintenance registers the public operator's
+// lifecycle_mgr_maintenance_window_config_read_success for mt, read at
+// every scrape: 1 while its policy is usable or none is configured, 0
+// while the file cannot be read or parsed (the public operator read it
+// once, at its start).
+func ObserveMaintenance(reg prometheus.Registerer, mt *Maintenance) error {
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "lifecycle_mgr_maintenance_window_config_read_success",
+		Help: "Indicates whether the maintenance window configuration was read successfully (1 for success, 0 for failure)",
+	}, func() float64 {
+		if mt == nil {
+			return 1
+		}
+		if _, err := mt.load(); err != nil {
+			return 0
+		}
+		return 1
+	})
+	if err := reg.Register(g); err != nil {
+		return fmt.Errorf("registering the maintenance policy metric: %w", err)
+	}
+	return nil
 }
 
 // eachSeries calls f with the labels and value of every counter or gauge

@@ -2,13 +2,17 @@ package kyma
 
 import (
 	"cmp"
+	"crypto/fips140"
 	"errors"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -292,4 +296,51 @@ func publicStateSeries(t *testing.T, reg *prometheus.Registry) ([]string, map[st
 	}
 	sort.Strings(ones)
 	return ones, count
+}
+
+func TestPublicMaintenanceConfigReadSuccess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`default: {days: [Sat], begin: "20:00", end: "23:00"}`), 0o600))
+	tests := []struct {
+		name string
+		mt   *Maintenance
+		// write, when not empty, replaces the policy file before the scrape.
+		write string
+		want  string
+	}{
+		{name: "no policy configured", mt: NewMaintenance("", logr.Discard()), want: "1"},
+		{name: "a usable policy", mt: NewMaintenance(path, logr.Discard()), want: "1"},
+		{name: "the policy became unusable", mt: NewMaintenance(path, logr.Discard()), write: "default: [not a window", want: "0"},
+		{name: "the policy file is missing", mt: NewMaintenance(filepath.Join(t.TempDir(), "none.yaml"), logr.Discard()), want: "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			require.NoError(t, ObserveMaintenance(reg, tt.mt))
+			if tt.write != "" {
+				require.NoError(t, os.WriteFile(path, []byte(tt.write), 0o600))
+			}
+			require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(
+				"# HELP lifecycle_mgr_maintenance_window_config_read_success Indicates whether the maintenance window configuration "+
+					"was read successfully (1 for success, 0 for failure)\n"+
+					"# TYPE lifecycle_mgr_maintenance_window_config_read_success gauge\n"+
+					"lifecycle_mgr_maintenance_window_config_read_success "+tt.want+"\n")))
+		})
+	}
+}
+
+func TestPublicFIPSMode(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	_, err := NewMetrics(reg)
+	require.NoError(t, err)
+	want := "0"
+	switch {
+	case fips140.Enforced():
+		want = "2"
+	case fips140.Enabled():
+		want = "1"
+	}
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(
+		"# HELP lifecycle_mgr_fips_mode current FIPS mode (0=off/1=on/2=only)\n# TYPE lifecycle_mgr_fips_mode gauge\nlifecycle_mgr_fips_mode "+want+"\n"),
+		"lifecycle_mgr_fips_mode"))
 }
