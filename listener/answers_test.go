@@ -132,6 +132,16 @@ func TestAnswers(t *testing.T) {
 	assert.Equal(t, 4.0, metric(t, f.reg, "listener_events_delivered_total", map[string]string{"manager": manager}))
 	assert.Equal(t, 0.0, metric(t, f.reg, "listener_requests_in_flight", nil))
 	assert.Positive(t, metric(t, f.reg, "listener_request_duration_seconds", map[string]string{"manager": manager}))
+
+	// The public runtime-watcher listener's names: every instrumented row
+	// (all but the health checks) is a request, all but the 200s errors.
+	public := map[string]string{"server_name": "listener"}
+	assert.Equal(t, float64(len(tests)-2), metric(t, f.reg, "watcher_listener_requests_total", public))
+	assert.Equal(t, float64(len(tests)-2-4), metric(t, f.reg, "watcher_listener_request_errors_total", public))
+	assert.Equal(t, 2.0, metric(t, f.reg, "watcher_listener_exceeding_size_limit_requests_total", public))
+	assert.Equal(t, 2.0, metric(t, f.reg, "watcher_listener_failed_verification_requests_total", public))
+	assert.Equal(t, 0.0, metric(t, f.reg, "watcher_listener_inflight_requests", public))
+	assert.Positive(t, metric(t, f.reg, "watcher_listener_request_duration", public))
 }
 
 // TestFullQueueAnswers429 fills the queue of a consumer that is stuck and

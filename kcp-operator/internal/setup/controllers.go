@@ -180,6 +180,9 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 		r.Fresh, r.Recheck = b.push.kymaWaits, b.opts.PushRecheckDelay
 	}
 	r.Maintenance = kymactrl.NewMaintenance(b.opts.MaintenancePolicy, b.log.WithName("maintenance"))
+	if err := kymactrl.ObserveMaintenance(b.reg, r.Maintenance); err != nil {
+		return nil, err
+	}
 	r.Sources = append(r.Sources, r.Maintenance)
 	r.Sources = append(r.Sources, b.board.Source())
 	pacer, err := b.pacer("kyma", b.opts.TemplateChangeSpread)

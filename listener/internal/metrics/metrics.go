@@ -26,7 +26,7 @@ type Metrics struct {
 	// Requests counts answered event requests by manager and status code.
 	Requests *prometheus.CounterVec
 	// Duration observes the time to answer an event request, by manager.
-	Duration *prometheus.HistogramVec
+	Duration *DurationVec
 	// InFlight is the number of event requests being answered.
 	InFlight prometheus.Gauge
 	// Delivered counts events handed to consumers, by manager.
@@ -54,7 +54,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: Namespace, Name: "requests_total",
 			Help: "Event requests answered, by manager and HTTP status code.",
 		}, []string{"manager", "code"}),
-		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Duration: newDurationVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "request_duration_seconds",
 			Help:    "Time to answer an event request, by manager.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
@@ -87,6 +87,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		m.Requests, m.Duration, m.InFlight, m.Delivered, m.Coalesced, m.Throttled, m.VerificationFailures, m.TLSReloads,
+		m.Duration.last, newPublicNames(m),
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering listener metrics: %w", err)

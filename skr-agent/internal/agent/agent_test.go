@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -179,6 +180,11 @@ func (rt *runtime) metric(t *testing.T, name, labels string) float64 {
 	t.Helper()
 	families, err := rt.reg.Gather()
 	require.NoError(t, err)
+	return sumOf(families, name, labels)
+}
+
+// sumOf adds up the counters name of families whose labels contain labels.
+func sumOf(families []*dto.MetricFamily, name, labels string) float64 {
 	total := 0.0
 	for _, f := range families {
 		if f.GetName() != name {
@@ -243,6 +249,19 @@ func TestEventArrivesWhenTheKCPIsBack(t *testing.T) {
 	rt.receiver.Restart()
 	require.Eventually(t, func() bool { return len(rt.eventsFor("default")) == 1 }, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, runtimeID, rt.eventsFor("default")[0].CN)
+
+	// Under the public agent's names every failed attempt is a failed
+	// request to the KCP, and every attempt a request. Read once the agent
+	// is idle: the resync at start may still be on its way.
+	require.Eventually(t, func() bool {
+		families, err := rt.reg.Gather()
+		require.NoError(t, err)
+		failed := sumOf(families, "skr_agent_events_failed_total", "reason=transport")
+		return failed >= 3 && failed == sumOf(families, "watcher_failed_kcp_total", "error_reason=failed-request") &&
+			failed+sumOf(families, "skr_agent_events_forwarded_total", "") == sumOf(families, "watcher_kcp_requests_total", "") &&
+			sumOf(families, "watcher_admission_request_total", "") > 0 &&
+			sumOf(families, "skr_agent_admission_requests_total", "") == sumOf(families, "watcher_admission_request_total", "")
+	}, 10*time.Second, 10*time.Millisecond, "the public agent's counters add up from ours")
 }
 
 // TestAStartedAgentResyncsTheRuntimesKyma: an agent that starts holds no

@@ -49,7 +49,7 @@ type Metrics struct {
 	// AdmissionRequests counts reviews by operation and decision.
 	AdmissionRequests *prometheus.CounterVec
 	// AdmissionDuration is the time from reading a review to answering it.
-	AdmissionDuration prometheus.Histogram
+	AdmissionDuration *DurationHistogram
 	// AdmissionInFlight is the number of reviews in progress, including
 	// those whose body has not arrived yet.
 	AdmissionInFlight prometheus.Gauge
@@ -83,7 +83,7 @@ func New(reg prometheus.Registerer, depth func() int) (*Metrics, error) {
 			Help: "Admission reviews answered, by operation and decision: queued, unchanged, ignored, malformed (allowed); " +
 				"invalid (400 or 413); overloaded (503, covered by a resync).",
 		}, []string{"operation", "decision"}),
-		AdmissionDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+		AdmissionDuration: newDurationHistogram(prometheus.HistogramOpts{
 			Name:    "skr_agent_admission_duration_seconds",
 			Help:    "Time from reading an admission review to answering it.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .002, .005, .01, .05},
@@ -138,6 +138,7 @@ func New(reg prometheus.Registerer, depth func() int) (*Metrics, error) {
 	for _, c := range []prometheus.Collector{
 		m.AdmissionRequests, m.AdmissionDuration, m.AdmissionInFlight, m.AdmissionBodyBytes, m.EventsForwarded, m.EventsCoalesced, m.EventsRetried,
 		m.EventsFailed, m.Resyncs, m.DeliveryDuration, m.LastDelivery, m.CertificateReloads, queueDepth,
+		m.AdmissionDuration.last, newPublicNames(m), newFIPSMode(),
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)

@@ -23,7 +23,7 @@ func TestNewRegistersEverything(t *testing.T) {
 
 	n, err := testutil.GatherAndCount(reg)
 	require.NoError(t, err)
-	assert.Equal(t, 13, n, "every metric is exposed")
+	assert.Equal(t, 13+6, n, "every metric is exposed, ours and the public agent's")
 
 	const header = "# HELP skr_agent_queue_depth Events not yet delivered: queued, waiting to be retried or in flight.\n" +
 		"# TYPE skr_agent_queue_depth gauge\n"

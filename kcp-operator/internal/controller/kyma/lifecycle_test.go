@@ -49,6 +49,13 @@ func TestMandatoryModulesGoEverywhereUnlisted(t *testing.T) {
 	assert.Equal(t, "1.2.0", mf.Spec.Version)
 	k := eventuallyKyma(t, "mandatory", "Ready", stateIs(shared.StateReady))
 	assert.Empty(t, k.Status.Modules, "mandatory modules are not shown in the status")
+	for _, module := range []string{"india", "juliett"} {
+		require.Eventually(t, func() bool {
+			mf, err := getManifest(t, "mandatory-"+module)
+			return err == nil && mf.Status.State != "" && gaugeValue(t, "lifecycle_mgr_mandatory_module_state",
+				map[string]string{"kyma_name": "mandatory", "module_name": module, "state": string(mf.Status.State)}) == 1
+		}, timeout, tick, "the public operator's metric shows the state of mandatory module %s", module)
+	}
 }
 
 func TestTemplateChangeReachesOnlyItsUsers(t *testing.T) {

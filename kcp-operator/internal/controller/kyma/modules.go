@@ -92,13 +92,20 @@ func (r *Reconciler) syncModules(ctx context.Context, kyma *v1beta2.Kyma) ([]mod
 	for _, err := range errs {
 		log.FromContext(ctx).Error(err, "mandatory module does not resolve")
 	}
+	mandatoryStates := make(map[string]shared.State, len(mandatory))
 	for _, m := range mandatory {
 		name := ManifestName(kyma, m.ModuleName)
 		keep[name] = true
-		if _, err := r.applyManifest(ctx, kyma, m, v1beta2.Module{Name: m.Name}, existing[name]); err != nil {
+		mf, err := r.applyManifest(ctx, kyma, m, v1beta2.Module{Name: m.Name}, existing[name])
+		if err != nil {
 			log.FromContext(ctx).Error(err, "applying the Manifest of a mandatory module", "module", m.Name)
+			mf = existing[name]
+		}
+		if mf != nil {
+			mandatoryStates[m.ModuleName] = mf.Status.State
 		}
 	}
+	r.Metrics.observeMandatory(kyma, mandatoryStates)
 	for _, name := range slices.Sorted(maps.Keys(existing)) {
 		if keep[name] {
 			continue
