@@ -63,6 +63,10 @@ func parseFlags(args []string) (fleet.Options, error) {
 	var o fleet.Options
 	var operatorArgs string
 	fs := flag.NewFlagSet("scale", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: scale [flags]  (a run)\n       scale pairs RUN-FOLDER...  (compare runs of make scale-runs)")
+		fs.PrintDefaults()
+	}
 	fs.IntVar(&o.Kymas, "kymas", 1000, "Kymas (runtimes) to manage")
 	fs.IntVar(&o.Modules, "modules", 5, "modules per Kyma")
 	fs.IntVar(&o.RuntimeServers, "runtime-servers", 0, "runtime API servers the runtimes share (0: kymas/1000+1, 2 to 7)")
