@@ -64,7 +64,7 @@ func parseFlags(args []string) (fleet.Options, error) {
 	var operatorArgs string
 	fs := flag.NewFlagSet("scale", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: scale [flags]  (a run)\n       scale pairs RUN-FOLDER...  (compare runs of make scale-runs)")
+		_, _ = fmt.Fprintln(fs.Output(), "usage: scale [flags]  (a run)\n       scale pairs RUN-FOLDER...  (compare runs of make scale-runs)")
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&o.Kymas, "kymas", 1000, "Kymas (runtimes) to manage")
