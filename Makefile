@@ -62,7 +62,7 @@ scale-runs: ## Run make scale SCALE_RUNS times (5) with the same SCALE_FLAGS and
 		$(MAKE) --no-print-directory scale SCALE_FLAGS='$(SCALE_FLAGS)' > e2e/.run/scale-runs/$$i.log 2>&1 || { tail -20 e2e/.run/scale-runs/$$i.log; exit 1; }; \
 		cp -r e2e/.run/scale-report e2e/.run/scale-runs/$$i; \
 	done
-	@cd e2e && go run ./cmd/scale-pairs $$(ls -d $(CURDIR)/e2e/.run/scale-runs/*/)
+	@cd e2e && go run ./cmd/scale pairs $$(ls -d $(CURDIR)/e2e/.run/scale-runs/*/)
 
 # Image knobs: IMAGE_TAG, and IMAGE_REPOSITORY to name (and push) them there.
 IMAGE_TAG ?= dev

@@ -1,12 +1,19 @@
 // Command scale is `make scale`: it measures the operator at scale on this
 // machine (see docs/performance.md) and writes report.json, report.txt and
 // PNG plots into --out.
+//
+// `scale pairs RUN-FOLDER...` is the end of `make scale-runs`: it compares
+// runs, one row per run folder (its report.json) with the convergence
+// against its own full bound, and the median that decides the targets on
+// a machine whose speed drifts between runs.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +29,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "pairs" {
+		if err := pairs(os.Stdout, os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "scale pairs:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	opts, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
@@ -33,10 +47,26 @@ func main() {
 	}
 }
 
+// pairs writes the comparison of the runs in dirs.
+func pairs(w io.Writer, dirs []string) error {
+	if len(dirs) == 0 {
+		return errors.New("usage: scale pairs RUN-FOLDER... (each holding a report.json of make scale)")
+	}
+	ps, err := report.LoadPairs(dirs)
+	if err != nil {
+		return err
+	}
+	return report.WritePairs(w, ps)
+}
+
 func parseFlags(args []string) (fleet.Options, error) {
 	var o fleet.Options
 	var operatorArgs string
 	fs := flag.NewFlagSet("scale", flag.ContinueOnError)
+	fs.Usage = func() {
+		_, _ = fmt.Fprintln(fs.Output(), "usage: scale [flags]  (a run)\n       scale pairs RUN-FOLDER...  (compare runs of make scale-runs)")
+		fs.PrintDefaults()
+	}
 	fs.IntVar(&o.Kymas, "kymas", 1000, "Kymas (runtimes) to manage")
 	fs.IntVar(&o.Modules, "modules", 5, "modules per Kyma")
 	fs.IntVar(&o.RuntimeServers, "runtime-servers", 0, "runtime API servers the runtimes share (0: kymas/1000+1, 2 to 7)")

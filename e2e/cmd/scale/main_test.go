@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -69,4 +71,25 @@ func TestParseFlagsOfALongRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, 5, o.ReleaseRate, 0, "the operator's --fan-out-rate default")
 	assert.Equal(t, 2*time.Minute, o.ReleaseSpread)
+}
+
+// TestPairs: `scale pairs` compares the run folders it is given, one row
+// per run and the median, and wants at least one.
+func TestPairs(t *testing.T) {
+	var dirs []string
+	for i, seconds := range []float64{140, 160} {
+		dir := filepath.Join(t.TempDir(), fmt.Sprint(i+1))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		served := &report.Served{CPUSeconds: map[string]float64{"operator": 100}}
+		rep := &report.Report{FullBound: &report.Bound{Seconds: 100, Served: served},
+			Convergence: &report.Convergence{Seconds: seconds, Ready: 1000, Served: served}}
+		require.NoError(t, rep.WriteJSON(filepath.Join(dir, "report.json")))
+		dirs = append(dirs, dir)
+	}
+	var out bytes.Buffer
+	require.NoError(t, pairs(&out, dirs))
+	assert.Contains(t, out.String(), "1.40×")
+	assert.Contains(t, out.String(), "1.60×")
+	assert.Contains(t, out.String(), "median")
+	require.ErrorContains(t, pairs(&out, nil), "usage: scale pairs")
 }

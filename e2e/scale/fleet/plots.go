@@ -19,7 +19,6 @@ func (ru *run) plots() error {
 			errs = append(errs, fmt.Errorf("plot %s: %w", name, err))
 		}
 	}
-	// ASCII only: the plot font has no other glyphs.
 	title := fmt.Sprintf("%d Kymas x %d modules", ru.opts.Kymas, ru.opts.Modules)
 	write("ready.png", plot.Chart{Title: title + ": Ready Kymas since the operator started",
 		XLabel: "seconds", YLabel: "Kymas Ready", Series: []plot.Series{{Name: "Ready", Points: ru.ready.ready}}})

@@ -16,57 +16,54 @@ const releaseVersion = "1.0.1"
 // of every Kyma and waits until all run it and are Ready again; the push
 // edits under load run meanwhile.
 func (ru *run) releasePhase(ctx context.Context) error {
-	f := ru.f
-	before, err := f.read(ctx)
-	if err != nil {
-		return err
-	}
-	servedBefore, err := f.readServed(ctx)
-	if err != nil {
-		return err
-	}
-	ru.opts.Progress("releasing %s %s to channel %s (spread %s, at most %g Kymas/s)", ModuleName(1), releaseVersion, Channel, ru.opts.ReleaseSpread, ru.opts.ReleaseRate)
-	if err := f.Publish(ctx, ModuleName(1), releaseVersion); err != nil {
-		return err
-	}
-	start := time.Now()
-	f.profileCPU(ctx, "cpu-release.pprof", 0)
-	pushDone := ru.pushUnderLoad(ctx)
-	if ru.opts.ReleasePushOnly {
-		ru.opts.Progress("measuring only the push edits during the release")
-		return <-pushDone
-	}
+	var pushDone <-chan error
 	var first, last time.Time
-	wait, cancel := context.WithTimeout(ctx, ru.opts.ReadyTimeout)
-	defer cancel()
-	err = f.watchProgress(wait, start, &ru.release, releaseVersion, func(c Census) bool {
-		if c.OnVersion > 0 && first.IsZero() {
-			first = time.Now()
-		}
-		if c.OnVersion == ru.opts.Kymas && c.Ready == ru.opts.Kymas {
-			last = time.Now()
-			return true
-		}
-		return false
+	ru.opts.Progress("releasing %s %s to channel %s (spread %s, at most %g Kymas/s)", ModuleName(1), releaseVersion, Channel, ru.opts.ReleaseSpread, ru.opts.ReleaseRate)
+	a, err := ru.absorb(ctx, change{
+		profile: "cpu-release.pprof",
+		make: func(ctx context.Context) error {
+			if err := ru.f.Publish(ctx, ModuleName(1), releaseVersion); err != nil {
+				return err
+			}
+			pushDone = ru.pushUnderLoad(ctx)
+			return nil
+		},
+		settle: func(wait context.Context, a *absorbed) error {
+			if ru.opts.ReleasePushOnly {
+				ru.opts.Progress("measuring only the push edits during the release")
+				return <-pushDone
+			}
+			err := ru.f.watchProgress(wait, a.start, &ru.release, releaseVersion, func(c Census) bool {
+				if c.OnVersion > 0 && first.IsZero() {
+					first = time.Now()
+				}
+				if c.OnVersion == ru.opts.Kymas && c.Ready == ru.opts.Kymas {
+					last = time.Now()
+					return true
+				}
+				return false
+			})
+			// The release ends when the last Kyma runs it, not when the
+			// push edits beside it do.
+			var rerr error
+			a.after, rerr = ru.f.read(ctx)
+			if err = errors.Join(err, rerr, <-pushDone); err != nil {
+				return fmt.Errorf("waiting for every Kyma to run %s %s: %w", ModuleName(1), releaseVersion, err)
+			}
+			return nil
+		},
 	})
-	after, rerr := f.read(ctx)
-	perr := <-pushDone
-	if err = errors.Join(err, rerr, perr); err != nil {
-		return fmt.Errorf("waiting for every Kyma to run %s %s: %w", ModuleName(1), releaseVersion, err)
+	if err != nil || ru.opts.ReleasePushOnly {
+		return err
 	}
-	seconds := last.Sub(start).Seconds()
 	rel := &report.Release{Module: ModuleName(1), Kymas: ru.opts.Kymas, Spread: report.Duration(ru.opts.ReleaseSpread),
-		Rate: ru.opts.ReleaseRate, Seconds: seconds, FirstToLastUpdate: last.Sub(first).Seconds(),
-		CPUSeconds:          after.usage.CPUSeconds - before.usage.CPUSeconds,
-		ReconcilesPerSecond: (after.total() - before.total()) / after.at.Sub(before.at).Seconds()}
+		Rate: ru.opts.ReleaseRate, Seconds: last.Sub(a.start).Seconds(), FirstToLastUpdate: last.Sub(first).Seconds(),
+		CPUSeconds: a.cpu(), ReconcilesPerSecond: a.reconciles() / a.seconds(), Served: a.served}
 	for _, p := range ru.release.reconcileRate {
 		rel.PeakReconcilesPerS = max(rel.PeakReconcilesPerS, p.Y)
 	}
-	if servedAfter, err := f.readServed(ctx); err == nil {
-		rel.Served = servedSince(servedBefore, servedAfter)
-	}
 	ru.r.Release = rel
-	ru.r.Operator.PeakRSS = max(ru.r.Operator.PeakRSS, after.usage.PeakRSS)
+	ru.r.Operator.PeakRSS = max(ru.r.Operator.PeakRSS, a.after.usage.PeakRSS)
 	return nil
 }
 

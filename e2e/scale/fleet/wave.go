@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -17,60 +18,67 @@ import (
 // resync (--requeue-success) does once per interval.
 const waveLabel = "scale.lifecycle-manager.io/resync-wave"
 
+// stillSamples is how many samples the reconcile counters must stand
+// still for the wave to be over.
+const stillSamples = 3
+
 // resyncWave forces one reconcile of every Kyma and Manifest and measures
 // what it costs the operator; the idle target counts that cost spread over
 // the resync interval.
 func (ru *run) resyncWave(ctx context.Context) error {
-	f := ru.f
-	before, err := f.read(ctx)
+	var objects int
+	a, err := ru.absorb(ctx, change{
+		profile: "cpu-resync-wave.pprof",
+		make: func(ctx context.Context) error {
+			var err error
+			objects, err = ru.f.touchAll(ctx, strconv.FormatInt(time.Now().Unix(), 10))
+			return err
+		},
+		settle: func(wait context.Context, a *absorbed) error { return ru.waitWaveSettled(wait, a, objects) },
+	})
 	if err != nil {
 		return err
 	}
-	servedBefore, err := f.readServed(ctx)
-	if err != nil {
-		return err
-	}
-	f.profileCPU(ctx, "cpu-resync-wave.pprof", 0)
-	objects, err := f.touchAll(ctx, strconv.FormatInt(time.Now().Unix(), 10))
-	if err != nil {
-		return err
-	}
-	// Done when the reconcile counters stood still for three samples, after
-	// at least one reconcile per object.
-	var after reading
-	last, still := before.total(), 0
-	deadline := time.Now().Add(ru.opts.ReadyTimeout)
-	for still < 3 {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the reconciles of the wave did not settle within %s", ru.opts.ReadyTimeout)
-		}
+	cpu := a.cpu()
+	writes := delta(a.before.kcpMethods, a.after.kcpMethods)
+	ru.r.Resync = &report.Resync{Objects: objects, Reconciles: a.reconciles(), Seconds: a.seconds(), CPUSeconds: cpu,
+		AmortizedCorePercent: 100 * cpu / ru.opts.ResyncInterval.Seconds(),
+		KCPWrites:            writes["PATCH"] + writes["PUT"] + writes["POST"] + writes["DELETE"],
+		Served:               a.served}
+	return nil
+}
+
+// waitWaveSettled samples the operator until the wave's reconciles are
+// done, and leaves the last sample in a.after.
+func (ru *run) waitWaveSettled(wait context.Context, a *absorbed, objects int) error {
+	last, still := a.before.total(), 0
+	for still < stillSamples {
 		select {
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-wait.Done():
+			if errors.Is(wait.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("the reconciles of the wave did not settle within %s", ru.opts.ReadyTimeout)
+			}
+			return wait.Err()
 		case <-time.After(2 * time.Second):
 		}
-		if after, err = f.read(ctx); err != nil {
+		now, err := ru.f.read(wait)
+		if err != nil {
 			return err
 		}
-		if after.total() == last && after.total() >= before.total()+float64(objects) {
-			still++
-		} else {
-			still = 0
-		}
-		last = after.total()
+		still = stillAfter(still, last, now.total(), a.before.total()+float64(objects))
+		last, a.after = now.total(), now
 	}
-	cpu := after.usage.CPUSeconds - before.usage.CPUSeconds
-	writes := delta(before.kcpMethods, after.kcpMethods)
-	ru.r.Resync = &report.Resync{Objects: objects, Reconciles: after.total() - before.total(),
-		Seconds: after.at.Sub(before.at).Seconds(), CPUSeconds: cpu,
-		AmortizedCorePercent: 100 * cpu / ru.opts.ResyncInterval.Seconds(),
-		KCPWrites:            writes["PATCH"] + writes["PUT"] + writes["POST"] + writes["DELETE"]}
-	servedAfter, err := f.readServed(ctx)
-	if err != nil {
-		return err
-	}
-	ru.r.Resync.Served = servedSince(servedBefore, servedAfter)
 	return nil
+}
+
+// stillAfter counts the samples the reconcile counter stood still for: it
+// did not move since the last sample, and reached at least one reconcile
+// per object of the wave (floor). A counter that moves starts it anew.
+func stillAfter(still int, last, now, floor float64) int {
+	if now == last && now >= floor {
+		return still + 1
+	}
+	return 0
 }
 
 // touchAll sets waveLabel on every Kyma and Manifest of the KCP.

@@ -1,5 +1,4 @@
-// Package plot draws line and scatter plots as PNG with the standard
-// library only (image, image/png): axes with round ticks, a legend, and text
-// in a small built-in bitmap font. It is enough for the scale report's plots
-// and keeps the e2e module free of a plotting dependency.
+// Package plot draws the scale report's line and scatter plots as PNG with
+// gonum.org/v1/plot: a chart of named series on shared axes, with a legend
+// when there is more than one.
 package plot
