@@ -1,0 +1,35 @@
+package docgen
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDescribeNamesTypesAndLabels(t *testing.T) {
+	rec := &recorder{reg: prometheus.NewRegistry()}
+	rec.MustRegister(
+		prometheus.NewCounterVec(prometheus.CounterOpts{Name: "c_total", Help: `counts "things" | more`}, []string{"result", "kind"}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "pace", Help: "a pace"}, func() float64 { return 1 }),
+		prometheus.NewHistogram(prometheus.HistogramOpts{Name: "seconds", Help: "a histogram"}),
+		prometheus.NewSummary(prometheus.SummaryOpts{Name: "summary", Help: "a summary"}),
+		prometheus.NewGauge(prometheus.GaugeOpts{Name: "backlog", Help: "per controller", ConstLabels: prometheus.Labels{"controller": "kyma"}}),
+		prometheus.NewGauge(prometheus.GaugeOpts{Name: "backlog", Help: "per controller", ConstLabels: prometheus.Labels{"controller": "a,b=\"c\""}}),
+	)
+	got, err := rec.describe()
+	require.NoError(t, err)
+	assert.Equal(t, []Metric{
+		{Name: "backlog", Type: "gauge", Help: "per controller", ConstLabels: map[string][]string{"controller": {"a,b=\"c\"", "kyma"}}},
+		{Name: "c_total", Type: "counter", Help: `counts "things" | more`, Labels: []string{"result", "kind"}, ConstLabels: map[string][]string{}},
+		{Name: "pace", Type: "gauge", Help: "a pace", ConstLabels: map[string][]string{}},
+		{Name: "seconds", Type: "histogram", Help: "a histogram", ConstLabels: map[string][]string{}},
+		{Name: "summary", Type: "summary", Help: "a summary", ConstLabels: map[string][]string{}},
+	}, got, "a Gauge passes for a Counter and a Summary for a Histogram by interface: the type comes from what they collect")
+}
+
+func TestParseDescRefusesWhatItDoesNotKnow(t *testing.T) {
+	_, err := parseDesc(`Desc{fqName: "x", help: "y"}`)
+	assert.ErrorContains(t, err, "unexpected metric description")
+}
