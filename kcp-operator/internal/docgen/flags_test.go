@@ -1,6 +1,7 @@
 package docgen_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -33,4 +34,17 @@ func TestFlagsPageListsEveryFlagOfTheBinaryUnderItsGroup(t *testing.T) {
 			assert.Contains(t, sections[group[0]], "| `--"+f.Name+"` |", "--%s is listed under %q", f.Name, group[0])
 		}
 	})
+}
+
+// TestReadmeNamesEveryFlagGroup keeps the README's table of flag groups
+// whole; the flags themselves are in the generated page.
+func TestReadmeNamesEveryFlagGroup(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if !assert.NoError(t, err) {
+		return
+	}
+	opts, certs, logging := options.Default(), config.Defaults(), zap.Options{}
+	for _, g := range options.Groups(options.FlagSet("kcp-operator", &opts, &certs, &logging)) {
+		assert.Contains(t, string(readme), "| "+g.Name+" |", "kcp-operator/README.md's flag groups miss %q", g.Name)
+	}
 }
