@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -86,16 +87,15 @@ func (r *recorder) describe() ([]Metric, error) {
 	byName := map[string]*Metric{}
 	var errs []error
 	for _, c := range r.collectors {
-		typ := typeOf(c)
-		descs := make(chan *prometheus.Desc, 64)
-		go func() { c.Describe(descs); close(descs) }()
-		for d := range descs {
+		descs := describeAll(c)
+		types := typesOf(c, descs)
+		for _, d := range descs {
 			m, err := parseDesc(d.String())
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			m.Type = typ
+			m.Type = types[d.String()]
 			if prev, ok := byName[m.Name]; ok {
 				merge(prev, m)
 				continue
@@ -120,30 +120,55 @@ func merge(into *Metric, m Metric) {
 		}
 		slices.Sort(into.ConstLabels[k])
 	}
+	if into.Type == unknownType {
+		into.Type = m.Type
+	}
 }
 
-// typeOf is the metric type of a collector: by its vector type (a vector
-// without children collects nothing), else by what it collects. The
-// interfaces of single metrics overlap (a Gauge is a Counter too).
-func typeOf(c prometheus.Collector) string {
-	switch c.(type) {
-	case *prometheus.CounterVec:
-		return "counter"
-	case *prometheus.GaugeVec:
-		return "gauge"
-	case *prometheus.HistogramVec:
-		return "histogram"
-	case *prometheus.SummaryVec:
-		return "summary"
+func describeAll(c prometheus.Collector) []*prometheus.Desc {
+	ch := make(chan *prometheus.Desc, 64)
+	go func() { c.Describe(ch); close(ch) }()
+	var out []*prometheus.Desc
+	for d := range ch {
+		out = append(out, d)
 	}
+	return out
+}
+
+// unknownType is the type of a metric whose collector decides it only
+// when it has series to report, and had none here.
+const unknownType = "—"
+
+// typesOf finds the type of each of c's descriptions from what c collects:
+// a description carries no type. A vector without children collects
+// nothing, so one series is made where some are missing (through
+// WithLabelValues, also of a type that wraps a vector).
+func typesOf(c prometheus.Collector, descs []*prometheus.Desc) map[string]string {
+	types := collectTypes(c)
+	for _, d := range descs {
+		if _, ok := types[d.String()]; !ok && probe(c, d) {
+			types = collectTypes(c)
+			break
+		}
+	}
+	for _, d := range descs {
+		if _, ok := types[d.String()]; !ok {
+			types[d.String()] = unknownType
+		}
+	}
+	return types
+}
+
+func collectTypes(c prometheus.Collector) map[string]string {
 	ms := make(chan prometheus.Metric, 64)
 	go func() { c.Collect(ms); close(ms) }()
-	typ := "untyped"
+	types := map[string]string{}
 	for m := range ms {
 		var out dto.Metric
 		if m.Write(&out) != nil {
 			continue
 		}
+		typ := "untyped"
 		switch {
 		case out.Counter != nil:
 			typ = "counter"
@@ -154,8 +179,29 @@ func typeOf(c prometheus.Collector) string {
 		case out.Summary != nil:
 			typ = "summary"
 		}
+		types[m.Desc().String()] = typ
 	}
-	return typ
+	return types
+}
+
+// probe makes one series of c through its WithLabelValues, if it has
+// one, with a placeholder for each of d's labels.
+func probe(c prometheus.Collector, d *prometheus.Desc) (made bool) {
+	m, err := parseDesc(d.String())
+	if err != nil || len(m.Labels) == 0 {
+		return false
+	}
+	with := reflect.ValueOf(c).MethodByName("WithLabelValues")
+	if !with.IsValid() || !with.Type().IsVariadic() || with.Type().NumIn() != 1 || with.Type().In(0) != reflect.TypeFor[[]string]() {
+		return false
+	}
+	defer func() {
+		if recover() != nil { // labels the collector does not take: its type stays unknown
+			made = false
+		}
+	}()
+	with.CallSlice([]reflect.Value{reflect.ValueOf(slices.Repeat([]string{"x"}, len(m.Labels)))})
+	return true
 }
 
 // descPattern matches prometheus.Desc's String.

@@ -111,7 +111,8 @@ func MetricsPage(metrics []Metric) []byte {
 		"besides controller-runtime's own (`controller_runtime_*`, `workqueue_*`, `rest_client_*`, Go and process " +
 		"metrics). `listener_*` come from the embedded listener ([listener/README.md](../../listener/README.md)), " +
 		"`lifecycle_manager_certificate_*` from the push path's PKI ([certs/README.md](../../certs/README.md)). " +
-		"A label written `name` ∈ {a, b} is constant: one series set per value.\n\n" +
+		"A label written `name` ∈ {a, b} is constant: one series set per value. A type —: the collector gives it only " +
+		"with the series it reports, and had none while the page was made.\n\n" +
 		"| metric | type | labels | help |\n|---|---|---|---|\n")
 	for _, m := range metrics {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", m.Name, m.Type, cell(labelsOf(m)), cell(m.Help))
