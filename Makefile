@@ -108,17 +108,26 @@ bench: ## Run the benchmarks of every module.
 ##@ Code
 
 .PHONY: generate
-generate: ## Generate deepcopy functions and CRD YAML of the API; copy the CRDs into the operator's chart and the agent chart into the operator.
+generate: ## Generate deepcopy functions and CRD YAML of the API; copy the CRDs into the operator's chart and the agent chart into the operator; then make docs.
 	cd api && $(CONTROLLER_GEN) object paths=./shared/... paths=./v1beta1/... paths=./v1beta2/... \
 		crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases
 	cp api/config/crd/bases/*.yaml charts/kcp-operator/crds/
 	hack/sync-agent-chart.sh
+	@$(MAKE) --no-print-directory docs
+
+.PHONY: docs
+docs: ## Generate docs/reference (the operator's flags, metrics, Events and conditions) from its code.
+	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \
+	export KUBEBUILDER_ASSETS="$$assets"; \
+	cd kcp-operator && go run ./internal/docgen/cmd/docgen -module . -out $(CURDIR)/docs/reference
+
+GENERATED := api charts/kcp-operator/crds kcp-operator/internal/agent/chart docs/reference
 
 .PHONY: verify-generated
-verify-generated: generate ## Fail when generated code or CRDs are stale.
-	@if [[ -n "$$(git status --porcelain -- api charts/kcp-operator/crds kcp-operator/internal/agent/chart)" ]]; then \
-		git status --porcelain -- api charts/kcp-operator/crds kcp-operator/internal/agent/chart; \
-		git --no-pager diff --stat -- api charts/kcp-operator/crds kcp-operator/internal/agent/chart; \
+verify-generated: generate ## Fail when generated code, CRDs or reference docs are stale.
+	@if [[ -n "$$(git status --porcelain -- $(GENERATED))" ]]; then \
+		git status --porcelain -- $(GENERATED); \
+		git --no-pager diff --stat -- $(GENERATED); \
 		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; \
 	fi
 

@@ -1,11 +1,10 @@
 // Command kcp-operator runs the lifecycle manager in the control plane.
-// Every flag is listed, with its default, in kcp-operator/README.md.
+// Every flag is listed, with its default, in docs/reference/flags.md.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 
@@ -37,14 +36,9 @@ func main() {
 
 func run() error {
 	opts := options.Default()
-	fs := pflag.NewFlagSet("kcp-operator", pflag.ContinueOnError)
-	opts.Bind(fs)
-	zapOpts := zap.Options{}
-	goFlags := flag.NewFlagSet("kcp-operator", flag.ContinueOnError)
-	zapOpts.BindFlags(goFlags)
 	certOpts := config.Defaults()
-	certOpts.BindFlags(goFlags)
-	fs.AddGoFlagSet(goFlags)
+	zapOpts := zap.Options{}
+	fs := options.FlagSet("kcp-operator", &opts, &certOpts, &zapOpts)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil

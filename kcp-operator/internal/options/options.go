@@ -243,15 +243,35 @@ func Default() Options {
 	}
 }
 
-// Bind registers the flags on fs with o's current values as defaults.
+// Bind registers the flags on fs with o's current values as defaults,
+// each annotated with its group (GroupAnnotation).
 func (o *Options) Bind(fs *pflag.FlagSet) {
-	o.bindManager(fs)
-	o.bindModules(fs)
-	o.bindRequeue(fs)
-	o.bindPush(fs)
-	o.Webhook.bind(fs)
-	o.DescriptorRegistry.bind(fs)
-	o.Replicas.bind(fs)
+	for _, g := range o.groups() {
+		bindGroup(fs, g.name, g.bind)
+	}
+}
+
+type group struct {
+	name string
+	bind func(*pflag.FlagSet)
+}
+
+// groups are the operator's flags in the order --help and
+// docs/reference/flags.md list them.
+func (o *Options) groups() []group {
+	return []group{
+		{"Manager, KCP and runtime clients", o.bindManager},
+		{"Leader election and replicas", o.Replicas.bind},
+		{"Module installation and registries", o.bindModules},
+		{"Descriptors in the registry", o.DescriptorRegistry.bind},
+		{"Render limits and content policy", o.bindRenderLimits},
+		{"Requeue, fan-out and maintenance windows", o.bindRequeue},
+		{"Ownership, removal and purge", o.bindRemoval},
+		{"Watcher controller and event gateway", o.bindWatcher},
+		{"Push path", o.bindPush},
+		{"Retries of failed reconciles", o.bindRetries},
+		{"Conversion webhook (v1beta1)", o.Webhook.bind},
+	}
 }
 
 // bindManager binds the flags of the manager, the KCP and runtime clients.
@@ -275,10 +295,10 @@ func (o *Options) bindManager(fs *pflag.FlagSet) {
 	fs.IntVar(&o.RuntimeBurst, "runtime-burst", o.RuntimeBurst, "Burst of requests to each runtime API server.")
 	fs.DurationVar(&o.RuntimeTimeout, "runtime-timeout", o.RuntimeTimeout, "Timeout of each request to a runtime API server.")
 	fs.DurationVar(&o.RuntimeIdleTTL, "runtime-client-idle-ttl", o.RuntimeIdleTTL, "Runtime clients unused for this long are dropped; keep it above --requeue-success, or every resync reconnects and rediscovers the runtime's API.")
-	fs.StringSliceVar(&o.RuntimeKubeconfigAllow, "runtime-kubeconfig-allow", o.RuntimeKubeconfigAllow, "Kubeconfig features runtime Secrets may use beyond inline credentials (token, client certificate and key, CA data): exec, files, proxy-url, insecure-skip-tls-verify, basic-auth, impersonation. Each lets whoever writes a runtime Secret make the operator do more; see the README.")
+	fs.StringSliceVar(&o.RuntimeKubeconfigAllow, "runtime-kubeconfig-allow", o.RuntimeKubeconfigAllow, "Kubeconfig features runtime Secrets may use beyond inline credentials (token, client certificate and key, CA data): exec, files, proxy-url, insecure-skip-tls-verify, basic-auth, impersonation. Each lets whoever writes a runtime Secret make the operator do more (docs/security.md, Runtime kubeconfigs); unknown values stop the operator at start.")
 
 	fs.IntVar(&o.KymaConcurrency, "kyma-concurrency", o.KymaConcurrency, "Kymas reconciled in parallel.")
-	fs.IntVar(&o.CatalogConcurrency, "catalog-concurrency", o.CatalogConcurrency, "Module catalogs synced into runtimes in parallel.")
+	fs.IntVar(&o.CatalogConcurrency, "catalog-concurrency", o.CatalogConcurrency, "Module catalogs synced into runtimes in parallel (each sync writes up to 8 objects at once, within --runtime-qps).")
 }
 
 // bindModules binds the flags of module installation and registries.
@@ -289,47 +309,52 @@ func (o *Options) bindModules(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LayerCacheDir, "layer-cache-dir", o.LayerCacheDir, "Disk cache of module layers, by digest; empty disables it.")
 	fs.Int64Var(&o.LayerCacheMB, "layer-cache-mb", o.LayerCacheMB, "Size bound of the layer cache in MiB.")
 	fs.Int64Var(&o.MaxLayerMB, "max-layer-mb", o.MaxLayerMB, "Largest module layer accepted, in MiB.")
-	fs.StringSliceVar(&o.InsecureRegistries, "insecure-registries", o.InsecureRegistries, "Registries (host[:port]; a host without a port means every port) reached over plain HTTP. No other registry is, loopback and private addresses included: a module descriptor names the registry.")
+	fs.StringSliceVar(&o.InsecureRegistries, "insecure-registries", o.InsecureRegistries, "Registries (host[:port]; a host without a port means every port) reached over plain HTTP. No other registry is, loopback and private addresses included, and no request, redirect or token realm goes to a plain-HTTP address not listed: module descriptors name the registries.")
 	fs.DurationVar(&o.RegistryTimeout, "registry-timeout", o.RegistryTimeout, "Timeout of one layer download.")
 	fs.IntVar(&o.RenderCacheEntries, "render-cache-entries", o.RenderCacheEntries, "Rendered modules kept in memory, by layer digest and values.")
-	o.bindRenderLimits(fs)
-	fs.StringSliceVar(&o.TemplateNamespaces, "template-namespaces", o.TemplateNamespaces, "Namespaces besides the Kyma's own that a namespace/name module reference may name a ModuleTemplate in; empty: only the Kyma's own.")
+	fs.StringSliceVar(&o.TemplateNamespaces, "template-namespaces", o.TemplateNamespaces, "Namespaces besides the Kyma's own that a namespace/name module reference may name a ModuleTemplate in; empty: only the Kyma's own. A reference to another namespace is Error on the module, with the reason.")
 	fs.StringVar(&o.ModuleSignaturePolicy, "module-signature-policy", o.ModuleSignaturePolicy, "What happens to a module whose ModuleTemplate is unsigned or whose signature does not verify against --module-trust-secret: off (nothing is checked), warn (installed; a Warning Event and the Kyma's ModuleSignatures condition say why) or enforce (refused: the module is Error and nothing of it is applied). Without --module-trust-secret nothing is checked. A Kyma labelled operator.kyma-project.io/module-signature-policy may raise it for itself.")
 	fs.StringVar(&o.ModuleTrustSecret, "module-trust-secret", o.ModuleTrustSecret, "Secret (namespace/name) whose keys hold the trust anchors of module signatures as PEM: PUBLIC KEY blocks (ECDSA or Ed25519) and CA CERTIFICATE blocks; read again within 10s of a change.")
-	fs.StringVar(&o.RegistryPullSecret, "registry-pull-secret", o.RegistryPullSecret, "Pull Secret (namespace/name, type dockerconfigjson) for every module registry; templates can also name theirs with the oci-registry-cred label.")
-	fs.StringVar(&o.SKRImagePullSecret, "skr-image-pull-secret", o.SKRImagePullSecret, "Image pull Secret (name in the first watched namespace, or namespace/name) copied into every runtime's namespace under its name, kept equal to the KCP's, and named in the imagePullSecrets (and env SKR_IMG_PULL_SECRET) of module Deployments and StatefulSets and of the agent. Same name and meaning as in the public lifecycle manager.")
+	fs.StringVar(&o.RegistryPullSecret, "registry-pull-secret", o.RegistryPullSecret, "Pull Secret (namespace/name, type dockerconfigjson) for every module registry; a template can name its own with the label operator.kyma-project.io/oci-registry-cred.")
+	fs.StringVar(&o.SKRImagePullSecret, "skr-image-pull-secret", o.SKRImagePullSecret, "Image pull Secret (name in the first watched namespace, or namespace/name) copied into every runtime's namespace under its name, kept equal to the KCP's, and named in the imagePullSecrets (and env SKR_IMG_PULL_SECRET) of module Deployments and StatefulSets and of the agent; a change reaches every runtime at the fan-out pace, and the Kyma condition SKRImagePullSecretSync reports the copy. Same name and meaning as in the public lifecycle manager.")
 }
 
 // bindRenderLimits binds the bounds of a module render and the content policy.
 func (o *Options) bindRenderLimits(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RenderTimeout, "render-timeout", o.RenderTimeout, "Longest render of one module (layer downloads aside); a module over it is Error and not rendered again for 10 minutes.")
-	fs.Int64Var(&o.RenderMaxMB, "render-max-mb", o.RenderMaxMB, "Largest YAML one module may render, in MiB: raw manifests uncompressed, or a chart's rendered templates and CRDs. An isolated Helm render may use 8 times this much heap.")
+	fs.Int64Var(&o.RenderMaxMB, "render-max-mb", o.RenderMaxMB, "Largest YAML one module may render, in MiB: raw manifests uncompressed, or a chart's rendered templates and CRDs. An isolated Helm render may use 64 MiB + 8 × this of heap.")
 	fs.IntVar(&o.RenderMaxObjects, "render-max-objects", o.RenderMaxObjects, "Most objects one module may render.")
 	fs.IntVar(&o.RenderConcurrency, "render-concurrency", o.RenderConcurrency, "Renders running at once (a render abandoned at its deadline keeps its place until it ends); each may hold about 13 times --render-max-mb while it parses.")
-	fs.BoolVar(&o.RenderIsolation, "render-isolation", o.RenderIsolation, "Render Helm charts in a child process (the operator's binary again) that is killed at --render-timeout or beyond 8 × --render-max-mb of heap; without it, a looping chart is abandoned at the deadline but runs on inside the operator.")
-	fs.StringSliceVar(&o.ModuleDeniedKinds, "module-denied-kinds", o.ModuleDeniedKinds, "Rendered objects a module may not apply, as [GROUP/]KIND[:CONDITION] with CONDITION always (default), cluster-admin (a binding to the ClusterRole cluster-admin), foreign (a webhook configuration not named for the module, or calling a URL), wildcard (a ClusterRole or Role granting every verb in every group or on every resource of a group not the module's, or aggregating others; a binding of such a role) or broad (a webhook configuration matching every resource of a group not the module's, or Secrets); \"\" denies nothing. The module's default CR is judged likewise. See the README.")
+	fs.BoolVar(&o.RenderIsolation, "render-isolation", o.RenderIsolation, "Render Helm charts in a child process (the operator's binary again) that is killed at --render-timeout or beyond 64 MiB + 8 × --render-max-mb of heap; without it, a looping chart is abandoned at the deadline but runs on inside the operator.")
+	fs.StringSliceVar(&o.ModuleDeniedKinds, "module-denied-kinds", o.ModuleDeniedKinds, "Rendered objects a module may not apply, as [GROUP/]KIND[:CONDITION] with CONDITION always (default), cluster-admin (a binding to the ClusterRole cluster-admin), foreign (a webhook configuration not named for the module, or calling a URL), wildcard (a ClusterRole or Role granting every verb in every group or on every resource of a group not the module's, or aggregating others; a binding of such a role) or broad (a webhook configuration matching every resource of a group not the module's, or Secrets); \"\" denies nothing. The module's default CR is judged likewise. See docs/modules.md, What a module may render.")
 	fs.StringSliceVar(&o.ModulePrivileged, "module-privileged", o.ModulePrivileged, "Modules exempt from the wildcard and broad conditions of --module-denied-kinds (and from no other rule): modules trusted with cluster-wide power, e.g. whose manager needs every verb on every resource, or whose webhook sees every Secret.")
 }
 
-// bindRequeue binds the flags of requeue intervals, purge and the Watcher controller.
+// bindRequeue binds the flags of requeue intervals, fan-out pacing and maintenance windows.
 func (o *Options) bindRequeue(fs *pflag.FlagSet) {
-	fs.DurationVar(&o.RequeueSuccess, "requeue-success", o.RequeueSuccess, "Resync of a Ready Kyma; the push path brings changes sooner.")
+	fs.DurationVar(&o.RequeueSuccess, "requeue-success", o.RequeueSuccess, "Resync of a Ready Kyma and its Manifests (jittered); the push path brings changes sooner.")
 	fs.DurationVar(&o.RequeueBusy, "requeue-busy", o.RequeueBusy, "Recheck of a Manifest while its module is installed or deleted, and of a Kyma being deleted (a Processing Kyma waits for news instead).")
 	fs.DurationVar(&o.RequeueBusyMax, "requeue-busy-max", o.RequeueBusyMax,
-		"Longest requeue of a Kyma or Manifest that stays Processing or Deleting: each recheck waits half the time its status has been unchanged, from --requeue-busy up to this. Also how long a new Kyma's first Processing status and a Processing Kyma's progress wait in memory for the write that ends the Processing.")
+		"Longest requeue of a Kyma or Manifest that stays Processing or Deleting: each recheck waits half the time its status has been unchanged, from --requeue-busy up to this. Until its status has been unchanged this long, a Manifest's recheck goes before new Manifests, so that Kymas turn Ready as their modules do. Also how long a new Kyma's first Processing status and a Processing Kyma's progress wait in memory for the write that ends the Processing.")
 	fs.DurationVar(&o.RequeueWarning, "requeue-warning", o.RequeueWarning, "Requeue of a Kyma in Warning.")
 	fs.DurationVar(&o.RequeueError, "requeue-error", o.RequeueError, "Requeue of a Kyma in Error.")
 	fs.Float64Var(&o.RequeueJitter, "requeue-jitter", o.RequeueJitter, "Random share added to every requeue interval (0.1 = up to +10%), so that Kymas do not resync in lockstep.")
 	fs.DurationVar(&o.TemplateChangeSpread, "template-change-spread", o.TemplateChangeSpread, "A changed ModuleTemplate or ModuleReleaseMeta re-enqueues its Kymas evenly over this window (longer where --fan-out-rate needs it).")
 	fs.Float64Var(&o.FanOutRate, "fan-out-rate", o.FanOutRate, "Kymas per second, at most, that each controller re-enqueues after ModuleTemplate, ModuleReleaseMeta or Watcher changes, one change after another: a release to 10,000 runtimes at 5/s takes 33 minutes and leaves the API servers room for pushed changes. 0: no limit.")
-	fs.DurationVar(&o.FanOutLatencyTarget, "fan-out-latency-target", o.FanOutLatencyTarget, "While most of the operator's KCP writes take longer than this, the fan-outs slow down (halved every 2 s, to 1/32 of --fan-out-rate at the least) and speed up again step by step once they do not: a release yields a busy KCP to pushed changes. 0: a fixed --fan-out-rate.")
+	fs.DurationVar(&o.FanOutLatencyTarget, "fan-out-latency-target", o.FanOutLatencyTarget, "While most of the operator's KCP writes take longer than this, the fan-outs slow down (halved at most every 2 s, to 1/32 of --fan-out-rate at the least) and speed up again by 1/50 of the rate per second once they do not: a release yields a busy KCP to pushed changes. 0: a fixed --fan-out-rate.")
 	fs.DurationVar(&o.FanOutRuntimeLatencyTarget, "fan-out-runtime-latency-target", o.FanOutRuntimeLatencyTarget, "The same for the operator's writes to the runtimes, all runtimes together: while most take longer than this, the fan-outs slow down, so that a release yields busy runtime API servers to pushed changes. 0: runtime writes do not steer the pace.")
-	fs.StringVar(&o.MaintenancePolicy, "maintenance-policy", o.MaintenancePolicy, "Maintenance policy file (YAML or JSON, read again when it changes): upgrades to a module version that requires downtime wait for the runtime's window unless the Kyma skips windows. Empty: such upgrades run at once. See the README.")
+	fs.StringVar(&o.MaintenancePolicy, "maintenance-policy", o.MaintenancePolicy, "Maintenance policy file (YAML or JSON, read again when it changes, e.g. a mounted ConfigMap): upgrades to a module version that requires downtime wait for the runtime's window unless the Kyma skips windows. Empty: such upgrades run at once (the log says so at startup). See docs/operating.md, Maintenance windows.")
+}
 
+// bindRemoval binds the flags of what modules may take over and delete.
+func (o *Options) bindRemoval(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.PurgeGracePeriod, "purge-grace-period", o.PurgeGracePeriod, "A Kyma still being deleted after this long is purged.")
 	fs.StringSliceVar(&o.ProtectedNamespaces, "protected-namespaces", o.ProtectedNamespaces, "Namespaces no module deletes, even one it created (prune, removal and purge); a runtime's sync namespace is always protected.")
 	fs.StringSliceVar(&o.AdoptFrom, "adopt-from", o.AdoptFrom, "Values of the managed-by label and field managers whose runtime objects a module takes over as its own; the default names the public lifecycle manager's, so that a fleet it ran is taken over, and --adopt-from= adopts nothing. Objects of any other owner are left to it (the Manifest is Warning).")
+}
 
+// bindWatcher binds the flags of the Watcher controller and the Istio Gateway it keeps.
+func (o *Options) bindWatcher(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.WatcherController, "watcher-controller", o.WatcherController, "Run the Watcher controller (needs the Istio Gateway and VirtualService CRDs in the KCP).")
 	fs.StringVar(&o.GatewayName, "istio-gateway-name", o.GatewayName, "Istio Gateway of the event endpoint that the operator keeps; empty leaves the Gateway to someone else.")
 	fs.StringVar(&o.GatewayNamespace, "istio-gateway-namespace", o.GatewayNamespace, "Namespace of that Gateway; empty means the first watched namespace.")
@@ -339,7 +364,7 @@ func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.GatewayPort, "istio-gateway-port", o.GatewayPort, "HTTPS port of the Gateway.")
 }
 
-// bindPush binds the flags of the push path and rate limiting.
+// bindPush binds the flags of the push path: listener, agents and the push budget.
 func (o *Options) bindPush(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ListenerAddr, "listener-bind-address", o.ListenerAddr, "Address of the event listener that the agents push to; empty disables the push path.")
 	fs.StringVar(&o.ListenerMode, "listener-mode", o.ListenerMode, "gateway: an Istio gateway terminates mTLS and passes the client certificate in X-Forwarded-Client-Cert; direct: the listener terminates mTLS itself with the endpoint certificate.")
@@ -352,14 +377,17 @@ func (o *Options) bindPush(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AgentImage, "agent-image", o.AgentImage, "Image of the skr-agent.")
 	fs.StringVar(&o.AgentContract, "agent-contract", o.AgentContract, "First path segment of the agents' event URLs.")
 	fs.StringVar(&o.AgentWebhookURL, "agent-webhook-url", o.AgentWebhookURL, "Make runtimes call the agent at this URL (https://host:port) instead of its Service: local runs where no pods run.")
-	fs.StringSliceVar(&o.AgentWebhookURLHosts, "agent-webhook-url-allowed-hosts", o.AgentWebhookURLHosts, "Hosts (host[:port]; a host without a port means every port) a Kyma's agent-webhook-url annotation may point the runtime's webhooks at; empty: the annotation is ignored (reported on the SKRWebhook condition and by a Warning Event).")
+	fs.StringSliceVar(&o.AgentWebhookURLHosts, "agent-webhook-url-allowed-hosts", o.AgentWebhookURLHosts, "Hosts (host[:port]; a host without a port means every port) a Kyma's annotation operator.kyma-project.io/agent-webhook-url may point the runtime's webhooks at; empty: the annotation is ignored and the agent called at its Service (or --agent-webhook-url), reported on the SKRWebhook condition and by a Warning Event. The webhooks send AdmissionReviews, Secret bodies included, to that URL.")
 	fs.DurationVar(&o.AgentRerenderSpread, "agent-rerender-spread", o.AgentRerenderSpread, "A Watcher change re-renders the agent of every runtime evenly over this window (longer where --fan-out-rate needs it).")
 	fs.BoolVar(&o.ModuleDriftWatch, "module-drift-watch", o.ModuleDriftWatch, "Let the agents report edits and deletions of module resources, so that drift is repaired by push.")
 	fs.Float64Var(&o.PushRuntimeRate, "push-runtime-rate", o.PushRuntimeRate, "Pushed requests per second per runtime that go before other work in the controllers' queues (a token bucket); beyond it, and --push-runtime-burst, a runtime's requests wait behind everyone else's, as background work does. 0 disables.")
 	fs.IntVar(&o.PushRuntimeBurst, "push-runtime-burst", o.PushRuntimeBurst, "Burst of --push-runtime-rate.")
 	fs.DurationVar(&o.PushRecheckDelay, "push-recheck-delay", o.PushRecheckDelay, "Reconcile again this long after a pushed event without a pre-write version (the public agent's, creates, deletes), or after a reconcile that could not read past the version an event named: the agent reports a write before the runtime's API server stores it. 0 disables.")
 	fs.DurationVar(&o.RequeueNoPush, "requeue-no-push", o.RequeueNoPush, "Resync of a Kyma whose agent is not ready: without the push path, polling is the only way to see changes.")
+}
 
+// bindRetries binds the rate limiter of failed reconciles.
+func (o *Options) bindRetries(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RateLimiterBaseDelay, "rate-limiter-base-delay", o.RateLimiterBaseDelay, "First retry delay of a failed reconcile (doubles per failure).")
 	fs.DurationVar(&o.RateLimiterMaxDelay, "rate-limiter-max-delay", o.RateLimiterMaxDelay, "Largest retry delay of a failed reconcile.")
 	fs.Float64Var(&o.RateLimiterQPS, "rate-limiter-qps", o.RateLimiterQPS, "Overall retries per second of each controller (token bucket).")

@@ -1,7 +1,6 @@
 package options_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,17 +11,6 @@ import (
 
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 )
-
-func TestReadmeListsEveryFlag(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	o := options.Default()
-	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
-	o.Bind(fs)
-	fs.VisitAll(func(f *pflag.Flag) {
-		assert.Contains(t, string(readme), "`--"+f.Name+"`", "README.md does not document --%s", f.Name)
-	})
-}
 
 func TestDefaultsAreValidOnceTheAgentAddressIsGiven(t *testing.T) {
 	o := options.Default()

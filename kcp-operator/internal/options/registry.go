@@ -23,7 +23,7 @@ type DescriptorRegistry struct {
 }
 
 func (d *DescriptorRegistry) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&d.Host, "oci-registry-host", d.Host, "Registry (host[:port][/path]; http:// for plain HTTP) holding the OCM component versions of modules whose ModuleTemplate has no descriptor (spec.descriptor: {}, as the public modulectl writes them): the descriptor is read from <host>[/<subpath>]/component-descriptors/<ocmComponentName of the ModuleReleaseMeta>:<spec.version>. Empty with --oci-registry-cred-secret: that Secret's only login.")
+	fs.StringVar(&d.Host, "oci-registry-host", d.Host, "Registry (host[:port][/path]; http:// for plain HTTP) holding the OCM component versions of modules whose ModuleTemplate has no descriptor (spec.descriptor: {}, as the public modulectl writes them): the descriptor is read from <host>[/<subpath>]/component-descriptors/<ocmComponentName of the ModuleReleaseMeta>:<spec.version>. Empty with --oci-registry-cred-secret: that Secret's only login. Same name and meaning as in the public lifecycle manager.")
 	fs.StringVar(&d.CredSecret, "oci-registry-cred-secret", d.CredSecret, "Secret (name in the first watched namespace, or namespace/name; type kubernetes.io/dockerconfigjson) with the login of --oci-registry-host, read again within 10s of a change; also the pull Secret of module layers when --registry-pull-secret is empty.")
 	fs.StringVar(&d.SubPath, "modules-repository-subpath", d.SubPath, "Path appended to --oci-registry-host (or the Secret's registry) under which the component versions of modules are stored.")
 }

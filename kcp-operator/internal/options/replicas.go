@@ -35,9 +35,9 @@ func defaultReplicas() Replicas {
 }
 
 func (r *Replicas) bind(fs *pflag.FlagSet) {
-	fs.DurationVar(&r.LeaseDuration, "leader-election-lease-duration", r.LeaseDuration, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest a killed leader leaves events unserved. A leader that stops cleanly gives the Lease up at once.")
+	fs.DurationVar(&r.LeaseDuration, "leader-election-lease-duration", r.LeaseDuration, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest a killed leader leaves events unserved. A leader that stops cleanly gives the Lease up at once. The public lifecycle manager's flag name.")
 	fs.DurationVar(&r.RenewDeadline, "leader-election-renew-deadline", r.RenewDeadline, "How long the leader tries to renew the Lease before it gives up leadership and exits; below --leader-election-lease-duration.")
-	fs.DurationVar(&r.RetryPeriod, "leader-election-retry-period", r.RetryPeriod, "How often the leader renews and a standby tries to take the Lease.")
+	fs.DurationVar(&r.RetryPeriod, "leader-election-retry-period", r.RetryPeriod, "How often the leader renews and a standby tries to take the Lease; --leader-election-renew-deadline must exceed 1.2 × this.")
 	fs.StringVar(&r.ListenerService, "listener-service", r.ListenerService, "Service (namespace/name, without a selector) of the event listener: the leader keeps its EndpointSlice naming only itself, at --listener-endpoint-ip, once its listener has consumers, so that no event reaches a standby. Empty: the operator keeps no EndpointSlice.")
 	fs.StringVar(&r.ListenerEndpointIP, "listener-endpoint-ip", r.ListenerEndpointIP, "IP address of this replica's listener in that EndpointSlice: the pod's IP (the chart passes status.podIP).")
 }
