@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -228,19 +230,18 @@ func stateOf(o any) string {
 	return ""
 }
 
-// eventsOn are the reasons and notes of the Events of a type on the named
-// objects in the KCP namespace.
-func eventsOn(t *testing.T, typ string, names ...string) []string {
+// eventsOn are the reasons and notes of the Events of a type on the
+// objects of the given UIDs in the KCP namespace (an earlier Kyma of the
+// same name has Events of its own).
+func eventsOn(t *testing.T, typ string, uids ...types.UID) []string {
 	t.Helper()
 	var list eventsv1.EventList
 	require.NoError(t, h.KCP.Client.List(t.Context(), &list, client.InNamespace(harness.Namespace)))
-	var warnings []string
+	var found []string
 	for _, e := range list.Items {
-		for _, n := range names {
-			if e.Regarding.Name == n && e.Type == typ {
-				warnings = append(warnings, e.Reason+": "+e.Note)
-			}
+		if e.Type == typ && slices.Contains(uids, e.Regarding.UID) {
+			found = append(found, e.Reason+": "+e.Note)
 		}
 	}
-	return warnings
+	return found
 }

@@ -38,6 +38,15 @@ func TestAFleetOfThePublicLifecycleManagerIsTakenOver(t *testing.T) {
 	step(t, "Given a runtime whose module this operator installed once, to know the Manifest it writes")
 	ensureKyma(t, rt, harness.SampleModule)
 	ours := manifestOf(t, rt)
+	// Earlier scenarios may have moved the Kyma to another channel: the
+	// public Kyma asks for what this one had, so that no downgrade is due.
+	old := kyma(t, rt)
+	spec := v1beta2.KymaSpec{Channel: old.Spec.Channel}
+	for _, m := range old.Spec.Modules {
+		if m.Name == harness.SampleModule {
+			spec.Modules = append(spec.Modules, m)
+		}
+	}
 	removeKyma(t, rt)
 
 	step(t, "And the KCP and the runtime as the public lifecycle manager leaves them, the operator stopped meanwhile")
@@ -48,8 +57,8 @@ func TestAFleetOfThePublicLifecycleManagerIsTakenOver(t *testing.T) {
 			_ = h.StartOperator(t.Context())
 		}
 	})
-	prepared := preparePublicRuntime(t, rt, ours)
-	preparePublicKCP(t, rt, ours)
+	prepared := preparePublicRuntime(t, rt, ours, spec)
+	kymaUID, manifestUID := preparePublicKCP(t, rt, ours, spec)
 
 	step(t, "When this operator starts")
 	seen := watchStates(t, rt)
@@ -64,7 +73,7 @@ func TestAFleetOfThePublicLifecycleManagerIsTakenOver(t *testing.T) {
 	t.Logf("states seen: %v", states)
 	assert.NotContains(t, states, "Kyma "+string(shared.StateWarning))
 	assert.NotContains(t, states, "Manifest "+string(shared.StateWarning))
-	assert.Empty(t, eventsOn(t, "Warning", rt.KymaName, ours.Name), "no Warning Event on the Kyma or its Manifest")
+	assert.Empty(t, eventsOn(t, "Warning", kymaUID, manifestUID), "no Warning Event on the Kyma or its Manifest")
 
 	step(t, "And the module's objects are adopted in place, the Manifest holds only this operator's finalizer")
 	mf := manifestOf(t, rt)
@@ -86,7 +95,7 @@ func TestAFleetOfThePublicLifecycleManagerIsTakenOver(t *testing.T) {
 	}
 	assert.Equal(t, []string{"skr-agent"}, webhookConfigurations(t, rt))
 	assert.Eventually(t, func() bool {
-		return slices.ContainsFunc(eventsOn(t, "Normal", rt.KymaName), func(e string) bool {
+		return slices.ContainsFunc(eventsOn(t, "Normal", kymaUID), func(e string) bool {
 			return strings.HasPrefix(e, "PublicAgentRemoved: ") && strings.Contains(e, "ValidatingWebhookConfiguration skr-webhook")
 		})
 	}, timeout, tick, "an Event on the Kyma names what was removed")
@@ -125,8 +134,8 @@ func removeKyma(t *testing.T, rt *harness.Runtime) {
 
 // preparePublicKCP writes the runtime's Kyma and Manifest as the public
 // lifecycle manager leaves them: its labels, finalizers and status, the
-// Manifest spec as the module's template gives it.
-func preparePublicKCP(t *testing.T, rt *harness.Runtime, ours *v1beta2.Manifest) {
+// Manifest spec as the module's template gives it. It returns their UIDs.
+func preparePublicKCP(t *testing.T, rt *harness.Runtime, ours *v1beta2.Manifest, spec v1beta2.KymaSpec) (kymaUID, manifestUID types.UID) {
 	t.Helper()
 	ctx := t.Context()
 	k := &v1beta2.Kyma{
@@ -139,11 +148,11 @@ func preparePublicKCP(t *testing.T, rt *harness.Runtime, ours *v1beta2.Manifest)
 			Annotations: map[string]string{shared.AgentWebhookURLAnnotation: "https://127.0.0.1:" + strconv.Itoa(rt.AgentPort)},
 			Finalizers:  []string{shared.KymaFinalizer},
 		},
-		Spec: v1beta2.KymaSpec{Channel: "regular", Modules: []v1beta2.Module{{Name: harness.SampleModule}}},
+		Spec: *spec.DeepCopy(),
 	}
 	require.NoError(t, h.KCP.Client.Create(ctx, k))
 	k.Status = v1beta2.KymaStatus{State: shared.StateReady, Modules: []v1beta2.ModuleStatus{{
-		Name: harness.SampleModule, Channel: "regular", Version: ours.Spec.Version, State: shared.StateReady,
+		Name: harness.SampleModule, Channel: spec.Channel, Version: ours.Spec.Version, State: shared.StateReady,
 	}}}
 	require.NoError(t, h.KCP.Client.Status().Update(ctx, k))
 
@@ -151,7 +160,7 @@ func preparePublicKCP(t *testing.T, rt *harness.Runtime, ours *v1beta2.Manifest)
 		ObjectMeta: metav1.ObjectMeta{Name: ours.Name, Namespace: harness.Namespace,
 			Labels: map[string]string{
 				shared.KymaNameLabel: rt.KymaName, shared.ModuleNameLabel: harness.SampleModule,
-				"operator.kyma-project.io/channel": "regular", shared.ManagedByLabel: shared.OperatorName,
+				"operator.kyma-project.io/channel": spec.Channel, shared.ManagedByLabel: shared.OperatorName,
 			},
 			Finalizers: shared.PublicManifestFinalizers(),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta2.GroupVersion.String(), Kind: v1beta2.KymaKind,
@@ -162,6 +171,7 @@ func preparePublicKCP(t *testing.T, rt *harness.Runtime, ours *v1beta2.Manifest)
 	require.NoError(t, h.KCP.Client.Create(ctx, mf, client.FieldOwner(publicOperator)))
 	mf.Status = v1beta2.ManifestStatus{State: shared.StateReady, Synced: ours.Status.Synced}
 	require.NoError(t, h.KCP.Client.Status().Update(ctx, mf, client.FieldOwner(publicOperator)))
+	return k.UID, mf.UID
 }
 
 // preparedRuntime is what preparePublicRuntime left in the runtime.
@@ -174,7 +184,7 @@ type preparedRuntime struct {
 // preparePublicRuntime writes the runtime as the public lifecycle manager
 // leaves it — the module's objects under its applier with its labels, the
 // default CR, the runtime Kyma, its agent — and objects of the user's.
-func preparePublicRuntime(t *testing.T, rt *harness.Runtime, ours *v1beta2.Manifest) preparedRuntime {
+func preparePublicRuntime(t *testing.T, rt *harness.Runtime, ours *v1beta2.Manifest, spec v1beta2.KymaSpec) preparedRuntime {
 	t.Helper()
 	ctx := t.Context()
 	for _, o := range sampleObjects(t) {
@@ -198,7 +208,7 @@ func preparePublicRuntime(t *testing.T, rt *harness.Runtime, ours *v1beta2.Manif
 		ObjectMeta: metav1.ObjectMeta{Name: shared.DefaultRuntimeKymaName, Namespace: shared.DefaultRuntimeNamespace,
 			Labels:      map[string]string{shared.ManagedByLabel: publicManagedBy, shared.WatchedByLabel: publicManagedBy, shared.RuntimeIDLabel: rt.RuntimeID},
 			Annotations: map[string]string{publicOwnedBy: harness.Namespace + "/" + rt.KymaName}},
-		Spec: v1beta2.KymaSpec{Channel: "regular", Modules: []v1beta2.Module{{Name: harness.SampleModule}}},
+		Spec: *spec.DeepCopy(),
 	}
 	require.NoError(t, installRuntimeCRDs(t, rt))
 	var kymaErr error
