@@ -54,6 +54,7 @@ func TestSlowKCPWritesSlowTheFanOuts(t *testing.T) {
 // operator's writes to the runtimes (here: the agent it installed) reach
 // the governor too, judged against --fan-out-runtime-latency-target.
 func TestRuntimeWritesAreTimed(t *testing.T) {
+	waitForAgent(t) // its install is a runtime write, whichever test runs first
 	timed := func() float64 {
 		var n float64
 		for _, m := range gathered(t, "lifecycle_manager_fan_out_timed_writes_total") {
