@@ -2,7 +2,8 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
+
+	"github.com/lifecycle-manager/api/publicmetrics"
 )
 
 // PublicServerName is the only value of the server_name label of the
@@ -69,7 +70,7 @@ func (p *publicNames) Describe(ch chan<- *prometheus.Desc) {
 
 func (p *publicNames) Collect(ch chan<- prometheus.Metric) {
 	var requests, failed, tooLarge, inFlight, unverified float64
-	eachSeries(p.m.Requests, func(labels map[string]string, n float64) {
+	publicmetrics.EachSeries(p.m.Requests, func(labels map[string]string, n float64) {
 		requests += n
 		if labels["code"] != "200" {
 			failed += n
@@ -78,33 +79,12 @@ func (p *publicNames) Collect(ch chan<- prometheus.Metric) {
 			tooLarge += n
 		}
 	})
-	eachSeries(p.m.InFlight, func(_ map[string]string, n float64) { inFlight += n })
-	eachSeries(p.m.VerificationFailures, func(_ map[string]string, n float64) { unverified += n })
+	publicmetrics.EachSeries(p.m.InFlight, func(_ map[string]string, n float64) { inFlight += n })
+	publicmetrics.EachSeries(p.m.VerificationFailures, func(_ map[string]string, n float64) { unverified += n })
 	ch <- prometheus.MustNewConstMetric(p.requests, prometheus.CounterValue, requests, PublicServerName)
 	ch <- prometheus.MustNewConstMetric(p.failed, prometheus.CounterValue, failed, PublicServerName)
 	ch <- prometheus.MustNewConstMetric(p.tooLarge, prometheus.CounterValue, tooLarge, PublicServerName)
 	ch <- prometheus.MustNewConstMetric(p.inFlight, prometheus.GaugeValue, inFlight, PublicServerName)
 	// Failures are not recorded by request URI (a failed TLS handshake has none).
 	ch <- prometheus.MustNewConstMetric(p.unverified, prometheus.CounterValue, unverified, PublicServerName, "")
-}
-
-// eachSeries calls f with the labels and value of every counter or gauge
-// series c collects.
-func eachSeries(c prometheus.Collector, f func(labels map[string]string, value float64)) {
-	ch := make(chan prometheus.Metric)
-	go func() {
-		c.Collect(ch)
-		close(ch)
-	}()
-	for metric := range ch {
-		var d dto.Metric
-		if err := metric.Write(&d); err != nil {
-			continue
-		}
-		labels := make(map[string]string, len(d.GetLabel()))
-		for _, l := range d.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		f(labels, d.GetCounter().GetValue()+d.GetGauge().GetValue())
-	}
 }

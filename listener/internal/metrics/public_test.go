@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lifecycle-manager/api/publicmetrics"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -92,58 +94,12 @@ func TestPublicRequestDurationIsTheLastRequests(t *testing.T) {
 // the public operator's metrics true to what this module registers:
 // the listener's watcher_listener_ names, both ways.
 func TestMigrationDocListsPublicMetrics(t *testing.T) {
-	exported, skipped := publicMetricsTables(t, "../../../docs/migration.md")
 	reg := prometheus.NewRegistry()
 	_, err := metrics.New(reg)
 	require.NoError(t, err)
-	families, err := reg.Gather()
+	doc, err := os.ReadFile("../../../docs/migration.md")
 	require.NoError(t, err)
-	registered := map[string]bool{}
-	for _, f := range families {
-		registered[f.GetName()] = true
-	}
-	mine := func(name string) bool { return strings.HasPrefix(name, "watcher_listener_") }
-	for name := range registered {
-		if mine(name) {
-			assert.True(t, exported[name], "%s is registered but not in the table of exported metrics", name)
-		}
-	}
-	for name := range exported {
-		if mine(name) {
-			assert.True(t, registered[name], "the table lists %s as exported, but it is not registered", name)
-		}
-	}
-	for name := range skipped {
-		assert.False(t, registered[name], "%s is registered but listed as not exported", name)
-	}
-}
-
-// publicMetricsTables reads the public names (the first column) of the two
-// tables of the section "Metrics of the public operator" of the migration
-// guide at path: the exported metrics, then those not exported.
-func publicMetricsTables(t *testing.T, path string) (exported, skipped map[string]bool) {
-	t.Helper()
-	doc, err := os.ReadFile(path)
+	problems, err := publicmetrics.Mismatches(doc, reg, func(name string) bool { return strings.HasPrefix(name, "watcher_listener_") })
 	require.NoError(t, err)
-	_, section, found := strings.Cut(string(doc), "\n## Metrics of the public operator\n")
-	require.True(t, found, "the section is missing")
-	section, _, _ = strings.Cut(section, "\n## ")
-	var tables []map[string]bool
-	inTable := false
-	for _, line := range strings.Split(section, "\n") {
-		name, ok := strings.CutPrefix(line, "| `")
-		if !strings.HasPrefix(line, "|") {
-			inTable = false
-			continue
-		}
-		if !inTable {
-			tables, inTable = append(tables, map[string]bool{}), true
-		}
-		if ok {
-			name, _, _ = strings.Cut(name, "`")
-			tables[len(tables)-1][name] = true
-		}
-	}
-	require.Len(t, tables, 2, "the section has the table of exported metrics and that of those not exported")
-	return tables[0], tables[1]
+	assert.Empty(t, problems)
 }

@@ -3,8 +3,9 @@ package metrics
 import (
 	"crypto/fips140"
 
+	"github.com/lifecycle-manager/api/publicmetrics"
+
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // PublicFailedRequest is the only error_reason of the public agent's
@@ -65,14 +66,14 @@ func (p *publicNames) Describe(ch chan<- *prometheus.Desc) {
 
 func (p *publicNames) Collect(ch chan<- prometheus.Metric) {
 	var admissions, admissionErrors, forwarded, failed float64
-	eachSeries(p.m.AdmissionRequests, func(labels map[string]string, n float64) {
+	publicmetrics.EachSeries(p.m.AdmissionRequests, func(labels map[string]string, n float64) {
 		admissions += n
 		if labels["decision"] == DecisionInvalid {
 			admissionErrors += n
 		}
 	})
-	eachSeries(p.m.EventsForwarded, func(_ map[string]string, n float64) { forwarded += n })
-	eachSeries(p.m.EventsFailed, func(labels map[string]string, n float64) {
+	publicmetrics.EachSeries(p.m.EventsForwarded, func(_ map[string]string, n float64) { forwarded += n })
+	publicmetrics.EachSeries(p.m.EventsFailed, func(labels map[string]string, n float64) {
 		switch labels["reason"] {
 		case ReasonTransport, ReasonServerError, ReasonThrottled, ReasonUnauthorized, ReasonRejected:
 			failed += n
@@ -97,25 +98,4 @@ func newFIPSMode() prometheus.Collector {
 		}
 		return 0
 	})
-}
-
-// eachSeries calls f with the labels and value of every counter or gauge
-// series c collects.
-func eachSeries(c prometheus.Collector, f func(labels map[string]string, value float64)) {
-	ch := make(chan prometheus.Metric)
-	go func() {
-		c.Collect(ch)
-		close(ch)
-	}()
-	for metric := range ch {
-		var d dto.Metric
-		if err := metric.Write(&d); err != nil {
-			continue
-		}
-		labels := make(map[string]string, len(d.GetLabel()))
-		for _, l := range d.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		f(labels, d.GetCounter().GetValue()+d.GetGauge().GetValue())
-	}
 }

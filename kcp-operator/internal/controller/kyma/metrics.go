@@ -10,8 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lifecycle-manager/api/publicmetrics"
+
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -292,7 +293,7 @@ func (p *publicNames) Collect(ch chan<- prometheus.Metric) {
 // reconcile is left out: the public operator does not count it either.
 func (p *publicNames) collectRequeues(ch chan<- prometheus.Metric) {
 	totals := map[string]float64{"error": 0, "busy": 0}
-	eachSeries(p.m.requeues, func(labels map[string]string, value float64) {
+	publicmetrics.EachSeries(p.m.requeues, func(labels map[string]string, value float64) {
 		if _, ok := totals[labels["reason"]]; ok {
 			totals[labels["reason"]] += value
 		}
@@ -358,27 +359,6 @@ func ObserveMaintenance(reg prometheus.Registerer, mt *Maintenance) error {
 		return fmt.Errorf("registering the maintenance policy metric: %w", err)
 	}
 	return nil
-}
-
-// eachSeries calls f with the labels and value of every counter or gauge
-// series c collects.
-func eachSeries(c prometheus.Collector, f func(labels map[string]string, value float64)) {
-	ch := make(chan prometheus.Metric)
-	go func() {
-		c.Collect(ch)
-		close(ch)
-	}()
-	for metric := range ch {
-		var d dto.Metric
-		if err := metric.Write(&d); err != nil {
-			continue
-		}
-		labels := make(map[string]string, len(d.GetLabel()))
-		for _, l := range d.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		f(labels, d.GetCounter().GetValue()+d.GetGauge().GetValue())
-	}
 }
 
 func compareKeys(a, b types.NamespacedName) int {
