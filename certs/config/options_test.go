@@ -35,27 +35,73 @@ func TestBindFlags(t *testing.T) {
 	fs.SetOutput(io.Discard)
 	o.BindFlags(fs)
 	require.NoError(t, fs.Parse([]string{
-		"--cert-backend=cert-manager", "--cert-issuer-name=kcp-ca", "--cert-issuer-kind=ClusterIssuer",
-		"--cert-key-algorithm=rsa-4096", "--cert-grace-period=2h", "--cert-agent-service=agent",
-		"--cert-agent-service-namespace=agents", "--cert-endpoint-dns-names=kcp.example.com, 10.0.0.1 ,",
-		"--cert-ca-secret-namespace=cert-manager",
+		"--cert-issuer=ClusterIssuer/kcp-ca", "--cert-propagation-delay=10m",
+		"--cert-endpoint-dns-names=kcp.example.com, 10.0.0.1 ,", "--cert-ca-secret=cert-manager/kcp-ca",
 	}))
 	require.NoError(t, o.Validate())
 	assert.Equal(t, config.BackendCertManager, o.Backend)
-	assert.Equal(t, pki.RSA4096, o.KeyAlgorithm)
-	assert.Equal(t, 2*time.Hour, o.GracePeriod)
+	assert.Equal(t, "ClusterIssuer", o.IssuerKind)
+	assert.Equal(t, config.DefaultIssuerGroup, o.IssuerGroup)
+	assert.Equal(t, "kcp-ca", o.IssuerName)
+	assert.Equal(t, 10*time.Minute, o.PropagationDelay)
+	assert.Equal(t, 2*time.Hour, o.GracePeriod, "the grace period follows the propagation delay")
+	assert.Equal(t, time.Minute, o.RotationInterval)
 	assert.Equal(t, []string{"kcp.example.com", "10.0.0.1"}, o.EndpointDNSNames)
-	assert.Equal(t, []string{"agent.agents.svc", "agent.agents.svc.cluster.local"}, o.AgentDNSNames())
 	assert.Equal(t, "cert-manager", o.CASecretNamespaceOrDefault())
-
-	err := fs.Parse([]string{"--cert-key-algorithm=dsa"})
-	assert.ErrorContains(t, err, `unknown key algorithm "dsa"`)
+	assert.Equal(t, "kcp-ca", o.CASecret)
 
 	// Every flag carries the prefix, so that the operator's flags cannot clash.
 	fs.VisitAll(func(f *flag.Flag) {
 		assert.True(t, strings.HasPrefix(f.Name, config.FlagPrefix), f.Name)
 		assert.NotEmpty(t, f.Usage, f.Name)
 	})
+}
+
+func TestFlagValues(t *testing.T) {
+	for _, tc := range []struct {
+		name, arg string
+		check     func(*testing.T, config.Options)
+		err       string
+	}{
+		{"issuer by name is an Issuer", "--cert-issuer=ca", func(t *testing.T, o config.Options) {
+			assert.Equal(t, config.BackendCertManager, o.Backend)
+			assert.Equal(t, "Issuer", o.IssuerKind)
+		}, ""},
+		{"issuer of another group", "--cert-issuer=awspca.cert-manager.io/AWSPCAClusterIssuer/pca", func(t *testing.T, o config.Options) {
+			assert.Equal(t, "awspca.cert-manager.io", o.IssuerGroup)
+			assert.Equal(t, "AWSPCAClusterIssuer", o.IssuerKind)
+			assert.Equal(t, "pca", o.IssuerName)
+		}, ""},
+		{"no issuer is the built-in CA", "--cert-issuer=", func(t *testing.T, o config.Options) {
+			assert.Equal(t, config.BackendBuiltin, o.Backend)
+		}, ""},
+		{"an issuer with an empty part", "--cert-issuer=Issuer/", nil, "want [[GROUP/]KIND/]NAME"},
+		{"an issuer with too many parts", "--cert-issuer=a/b/c/d", nil, "want [[GROUP/]KIND/]NAME"},
+		{"a CA Secret by name stays in --cert-namespace", "--cert-ca-secret=mine", func(t *testing.T, o config.Options) {
+			assert.Equal(t, "mine", o.CASecret)
+			assert.Equal(t, o.Namespace, o.CASecretNamespaceOrDefault())
+		}, ""},
+		{"a CA Secret without a name", "--cert-ca-secret=ns/", nil, "want NAME or NAMESPACE/NAME"},
+		{"a short propagation delay checks every second", "--cert-propagation-delay=2s", func(t *testing.T, o config.Options) {
+			assert.Equal(t, 24*time.Second, o.GracePeriod)
+			assert.Equal(t, time.Second, o.RotationInterval)
+		}, ""},
+		{"a propagation delay that is no duration", "--cert-propagation-delay=soon", nil, "invalid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := config.Defaults()
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			o.BindFlags(fs)
+			err := fs.Parse([]string{tc.arg})
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			tc.check(t, o)
+		})
+	}
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {

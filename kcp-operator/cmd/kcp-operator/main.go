@@ -45,6 +45,7 @@ func run() error {
 		}
 		return err
 	}
+	opts.Replicas.ListenerEndpointIP = os.Getenv(options.PodIPEnv)
 	log := zap.New(zap.UseFlagOptions(&zapOpts))
 	ctrl.SetLogger(log)
 
@@ -60,7 +61,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	log.Info("starting", "namespaces", opts.Namespaces, "singleCluster", opts.SingleCluster)
+	log.Info("starting", "namespaces", opts.Namespaces, "featureGates", opts.Gates)
 	if err := op.Manager.Start(ctx); err != nil {
 		return fmt.Errorf("running the manager: %w", err)
 	}

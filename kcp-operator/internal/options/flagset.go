@@ -22,6 +22,9 @@ const (
 	GroupLogging      = "Logging (controller-runtime's zap options)"
 )
 
+// logLevelFlag is the one of controller-runtime's zap flags the operator keeps.
+const logLevelFlag = "zap-log-level"
+
 // FlagSet is the command line of kcp-operator: the operator's flags, the
 // push path's PKI flags and controller-runtime's logging flags, bound to
 // o, certs and logging with their current values as defaults. Its Usage
@@ -31,7 +34,10 @@ func FlagSet(name string, o *Options, certs *config.Options, logging *zap.Option
 	fs.SortFlags = false
 	o.Bind(fs)
 	bindGroup(fs, GroupCertificates, func(fs *pflag.FlagSet) { fs.AddGoFlagSet(goFlags(name, certs.BindFlags)) })
-	bindGroup(fs, GroupLogging, func(fs *pflag.FlagSet) { fs.AddGoFlagSet(goFlags(name, logging.BindFlags)) })
+	bindGroup(fs, GroupLogging, func(fs *pflag.FlagSet) {
+		// Of controller-runtime's logging flags, the level: logs are JSON.
+		fs.AddGoFlag(goFlags(name, logging.BindFlags).Lookup(logLevelFlag))
+	})
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), "Usage of %s:\n", name) // nothing to do when stderr is gone
 		PrintUsage(fs.Output(), fs)

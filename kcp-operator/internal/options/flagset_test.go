@@ -56,3 +56,12 @@ func TestTheCommandLineBindsEveryPart(t *testing.T) {
 	assert.Equal(t, "pki", certs.Namespace)
 	assert.Equal(t, "https://h/convert", opts.Webhook.URL)
 }
+
+// TestAtMost45Flags: every flag is a decision a user makes; tuning knobs
+// are constants with their reason in docs/design/settings.md.
+func TestAtMost45Flags(t *testing.T) {
+	fs, _, _ := commandLine()
+	n := 0
+	fs.VisitAll(func(*pflag.Flag) { n++ })
+	assert.LessOrEqual(t, n, 45, "kcp-operator --help lists %d flags", n)
+}

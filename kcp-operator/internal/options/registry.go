@@ -24,7 +24,7 @@ type DescriptorRegistry struct {
 
 func (d *DescriptorRegistry) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&d.Host, "oci-registry-host", d.Host, "Registry (host[:port][/path]; http:// for plain HTTP) holding the OCM component versions of modules whose ModuleTemplate has no descriptor (spec.descriptor: {}, as the public modulectl writes them): the descriptor is read from <host>[/<subpath>]/component-descriptors/<ocmComponentName of the ModuleReleaseMeta>:<spec.version>. Empty with --oci-registry-cred-secret: that Secret's only login. Same name and meaning as in the public lifecycle manager.")
-	fs.StringVar(&d.CredSecret, "oci-registry-cred-secret", d.CredSecret, "Secret (name in the first watched namespace, or namespace/name; type kubernetes.io/dockerconfigjson) with the login of --oci-registry-host, read again within 10s of a change; also the pull Secret of module layers when --registry-pull-secret is empty.")
+	fs.StringVar(&d.CredSecret, "oci-registry-cred-secret", d.CredSecret, "Secret (name in the first watched namespace, or namespace/name; type kubernetes.io/dockerconfigjson) with the login of --oci-registry-host, read again within 10s of a change; also the pull Secret of module layers (a ModuleTemplate can name its own with the label operator.kyma-project.io/oci-registry-cred).")
 	fs.StringVar(&d.SubPath, "modules-repository-subpath", d.SubPath, "Path appended to --oci-registry-host (or the Secret's registry) under which the component versions of modules are stored.")
 }
 
@@ -79,12 +79,9 @@ func (o *Options) AllInsecureRegistries() []string {
 	return append(slices.Clone(o.InsecureRegistries), host)
 }
 
-// LayerPullSecret is --registry-pull-secret, else --oci-registry-cred-secret:
-// the layers of descriptors read from the registry need its login.
+// LayerPullSecret is --oci-registry-cred-secret: the login of module
+// layers from every registry (a template can name its own).
 func (o *Options) LayerPullSecret() string {
-	if o.RegistryPullSecret != "" {
-		return o.RegistryPullSecret
-	}
 	if n := o.CredSecretName(); n.Name != "" {
 		return n.String()
 	}

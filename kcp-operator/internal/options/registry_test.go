@@ -21,8 +21,6 @@ func TestDescriptorRegistryFlagsOfThePublicOperator(t *testing.T) {
 	assert.Equal(t, "kcp-system/oci-creds", o.CredSecretName().String(), "a plain name is in the first watched namespace")
 	assert.Equal(t, []string{"other:443", "127.0.0.1:5000"}, o.AllInsecureRegistries(), "http:// is plain HTTP for descriptors and layers")
 	assert.Equal(t, "kcp-system/oci-creds", o.LayerPullSecret(), "the layers beside the descriptors need the same login")
-	o.RegistryPullSecret = "kcp-system/pull"
-	assert.Equal(t, "kcp-system/pull", o.LayerPullSecret())
 
 	o.DescriptorRegistry = options.DescriptorRegistry{Host: "https://", SubPath: "x"}
 	assert.ErrorContains(t, o.Validate(), `--oci-registry-host "https://"`)

@@ -29,17 +29,30 @@ type Replicas struct {
 // deadline must exceed it times the retry period.
 const leaderJitter = 1.2
 
+// PodIPEnv holds this replica's IP address: the address of its listener
+// in the EndpointSlice of --listener-service.
+const PodIPEnv = "POD_IP"
+
+// The renew deadline and retry period in fifteenths of the lease, the
+// ratio of controller-runtime's defaults (15s, 10s, 2s).
+const (
+	leaseParts    = 15
+	renewPerLease = 10
+	retryPerLease = 2
+)
+
 // defaultReplicas are controller-runtime's leader election defaults.
 func defaultReplicas() Replicas {
 	return Replicas{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
 }
 
 func (r *Replicas) bind(fs *pflag.FlagSet) {
-	fs.DurationVar(&r.LeaseDuration, "leader-election-lease-duration", r.LeaseDuration, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest a killed leader leaves events unserved. A leader that stops cleanly gives the Lease up at once. The public lifecycle manager's flag name.")
-	fs.DurationVar(&r.RenewDeadline, "leader-election-renew-deadline", r.RenewDeadline, "How long the leader tries to renew the Lease before it gives up leadership and exits; below --leader-election-lease-duration.")
-	fs.DurationVar(&r.RetryPeriod, "leader-election-retry-period", r.RetryPeriod, "How often the leader renews and a standby tries to take the Lease; --leader-election-renew-deadline must exceed 1.2 × this.")
-	fs.StringVar(&r.ListenerService, "listener-service", r.ListenerService, "Service (namespace/name, without a selector) of the event listener: the leader keeps its EndpointSlice naming only itself, at --listener-endpoint-ip, once its listener has consumers, so that no event reaches a standby. Empty: the operator keeps no EndpointSlice.")
-	fs.StringVar(&r.ListenerEndpointIP, "listener-endpoint-ip", r.ListenerEndpointIP, "IP address of this replica's listener in that EndpointSlice: the pod's IP (the chart passes status.podIP).")
+	fs.DurationVar(&r.LeaseDuration, "leader-election-lease-duration", r.LeaseDuration, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest a killed leader leaves events unserved. A leader that stops cleanly gives the Lease up at once; one that cannot renew for 2/3 of this exits. The public lifecycle manager's flag name.")
+	derive(fs, "leader-election-lease-duration", func() {
+		r.RenewDeadline = r.LeaseDuration * renewPerLease / leaseParts
+		r.RetryPeriod = r.LeaseDuration * retryPerLease / leaseParts
+	})
+	fs.StringVar(&r.ListenerService, "listener-service", r.ListenerService, "Service (namespace/name, without a selector) of the event listener: the leader keeps its EndpointSlice naming only itself, at the IP in the environment variable "+PodIPEnv+" (the chart sets it from status.podIP), once its listener has consumers, so that no event reaches a standby. Empty: the operator keeps no EndpointSlice.")
 }
 
 func (r *Replicas) validate() []error {
@@ -55,7 +68,7 @@ func (r *Replicas) validate() []error {
 		errs = append(errs, fmt.Errorf("--listener-service %q: want namespace/name", r.ListenerService))
 	}
 	if ip, err := netip.ParseAddr(r.ListenerEndpointIP); err != nil || ip.IsUnspecified() || ip.Zone() != "" {
-		errs = append(errs, fmt.Errorf("--listener-endpoint-ip %q: want this replica's IP address with --listener-service", r.ListenerEndpointIP))
+		errs = append(errs, fmt.Errorf("$%s %q: want this replica's IP address with --listener-service", PodIPEnv, r.ListenerEndpointIP))
 	}
 	return errs
 }

@@ -11,14 +11,14 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 )
 
-func TestLeaderElectionTimingsAreFlagsUnderThePublicNames(t *testing.T) {
+func TestTheLeaseDurationSetsTheLeaderElectionTimings(t *testing.T) {
 	o := options.Default()
 	o.AgentKCPAddress = "events.kcp.example.com:443"
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	o.Bind(fs)
-	require.NoError(t, fs.Parse([]string{"--leader-election-lease-duration=6s", "--leader-election-renew-deadline=4s",
-		"--leader-election-retry-period=1s", "--listener-service=kcp-system/lifecycle-manager-events", "--listener-endpoint-ip=10.1.2.3"}))
-	assert.Equal(t, options.Replicas{LeaseDuration: 6 * time.Second, RenewDeadline: 4 * time.Second, RetryPeriod: time.Second,
+	require.NoError(t, fs.Parse([]string{"--leader-election-lease-duration=6s", "--listener-service=kcp-system/lifecycle-manager-events"}))
+	o.Replicas.ListenerEndpointIP = "10.1.2.3" // from $POD_IP
+	assert.Equal(t, options.Replicas{LeaseDuration: 6 * time.Second, RenewDeadline: 4 * time.Second, RetryPeriod: 800 * time.Millisecond,
 		ListenerService: "kcp-system/lifecycle-manager-events", ListenerEndpointIP: "10.1.2.3"}, o.Replicas)
 	require.NoError(t, o.Validate())
 	ns, name := o.Replicas.ListenerServiceKey()
@@ -42,9 +42,9 @@ func TestLeaderElectionTimingsMustNest(t *testing.T) {
 
 func TestTheListenerServiceNeedsTheReplicasIP(t *testing.T) {
 	for ip, want := range map[string]string{
-		"":          `--listener-endpoint-ip ""`,
-		"0.0.0.0":   `--listener-endpoint-ip "0.0.0.0"`,
-		"pod-a":     `--listener-endpoint-ip "pod-a"`,
+		"":          `$POD_IP ""`,
+		"0.0.0.0":   `$POD_IP "0.0.0.0"`,
+		"pod-a":     `$POD_IP "pod-a"`,
 		"fd00::1:2": "",
 	} {
 		o := options.Default()

@@ -38,11 +38,9 @@ func (w Webhook) Target() (t conversion.Target, ok bool, err error) {
 }
 
 func (w *Webhook) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&w.Addr, "webhook-bind-address", w.Addr, "Address (host:port) of the CRD conversion webhook that serves the v1beta1 API; empty: no webhook. Needs the push path's PKI (its certificate comes from there, like the listener's) and --webhook-service or --webhook-url. See docs/v1beta1.md.")
-	fs.StringVar(&w.Service, "webhook-service", w.Service, "Service (namespace/name) through which the API server calls the conversion webhook, and its certificate's names; with --upgrade-crds, the CRDs' conversion is pointed at it and v1beta1 served.")
-	fs.Int32Var(&w.ServicePort, "webhook-service-port", w.ServicePort, "Port of --webhook-service.")
+	fs.StringVar(&w.Addr, "webhook-bind-address", w.Addr, "Address (host:port) of the CRD conversion webhook that serves the v1beta1 API; empty: no webhook. Needs the push path's PKI (its certificate, in the Secret "+DefaultWebhookSecret+" of --cert-namespace, comes from there, like the listener's) and --webhook-service or --webhook-url. See docs/v1beta1.md.")
+	fs.StringVar(&w.Service, "webhook-service", w.Service, "Service (namespace/name, port 443) through which the API server calls the conversion webhook, and its certificate's names; with --upgrade-crds, the CRDs' conversion is pointed at it and v1beta1 served.")
 	fs.StringVar(&w.URL, "webhook-url", w.URL, "Instead of --webhook-service: the URL (https://host:port/convert) the API server calls, for an operator run outside the cluster.")
-	fs.StringVar(&w.Secret, "webhook-secret", w.Secret, "Secret in --cert-namespace with the conversion webhook's serving certificate, which the operator issues and renews.")
 }
 
 // validate checks the webhook flags of an operator run (--upgrade-crds
@@ -61,9 +59,6 @@ func (w Webhook) validate(pushPath bool) []error {
 	}
 	if !pushPath {
 		errs = append(errs, errors.New("--webhook-bind-address needs the push path's PKI for its certificate: set --listener-bind-address or --agent-install"))
-	}
-	if w.Secret == "" {
-		errs = append(errs, errors.New("--webhook-secret must name a Secret"))
 	}
 	return errs
 }

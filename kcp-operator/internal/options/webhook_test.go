@@ -23,13 +23,10 @@ func TestWebhookValidation(t *testing.T) {
 			[]string{"needs --webhook-service or --webhook-url"}},
 		{"no PKI without the push path", func(o *Options) {
 			o.Webhook.Addr, o.Webhook.Service = ":9443", "kcp-system/w"
-			o.AgentInstall, o.ListenerAddr = false, ""
+			o.AgentKCPAddress, o.ListenerAddr = "", ""
 		}, []string{"needs the push path's PKI"}},
 		{"a bad URL, also for --upgrade-crds alone", func(o *Options) { o.Webhook.URL = "http://x/convert" },
 			[]string{"want https://"}},
-		{"no Secret", func(o *Options) {
-			o.Webhook.Addr, o.Webhook.Service, o.Webhook.Secret = ":9443", "kcp-system/w", ""
-		}, []string{"--webhook-secret"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

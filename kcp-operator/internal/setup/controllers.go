@@ -13,6 +13,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/certs/config"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
@@ -41,6 +42,7 @@ import (
 type builder struct {
 	mgr      manager.Manager
 	opts     options.Options
+	certs    config.Options
 	reg      prometheus.Registerer
 	runtimes *remote.Cache
 	push     *pushPath
@@ -193,12 +195,12 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 }
 
 func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
-	if !b.opts.AgentInstall {
+	if !b.opts.AgentInstall() {
 		return nil, nil
 	}
 	installer, err := agent.NewInstaller(agent.Options{
 		Image: b.opts.AgentImage, KCPAddress: b.opts.AgentKCPAddress, Contract: b.opts.AgentContract,
-		WebhookURL: b.opts.AgentWebhookURL, WebhookURLHosts: b.opts.AgentWebhookURLHosts, DriftWatch: b.opts.ModuleDriftWatch, SecretName: b.push.pki.Options.RuntimeSecret,
+		WebhookURL: b.opts.AgentWebhookURL, WebhookURLHosts: b.opts.AgentWebhookURLHosts, DriftWatch: b.opts.Gates.Enabled(options.ModuleDriftWatch), SecretName: b.push.pki.Options.RuntimeSecret,
 		PullSecret: b.pullSecretName(),
 	}, b.renderer)
 	if err != nil {
@@ -275,20 +277,20 @@ func (b *builder) watcher() error {
 	for _, kind := range []string{"Gateway", "VirtualService"} {
 		gvk := networkingv1.SchemeGroupVersion.WithKind(kind)
 		if _, err := b.mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-			return fmt.Errorf("the Istio %s CRD (%s) is not installed in the KCP; install Istio's CRDs or pass --watcher-controller=false: %w",
+			return fmt.Errorf("the Istio %s CRD (%s) is not installed in the KCP; install Istio's CRDs or run the listener with --listener-mode=direct: %w",
 				kind, gvk.GroupVersion(), err)
 		}
 	}
 	o := b.opts
-	ns := o.GatewayNamespace
-	if ns == "" {
-		ns = o.Namespaces[0]
+	hosts := b.certs.EndpointDNSNames
+	if len(hosts) == 0 {
+		hosts = []string{"*"}
 	}
 	r := &watcherctrl.Reconciler{
 		KCP: b.mgr.GetClient(), Events: b.events("lifecycle-manager-watcher"), Retry: o.RequeueError,
 		Gateway: watcherctrl.GatewayConfig{
-			Name: o.GatewayName, Namespace: ns, Hosts: o.GatewayHosts, CredentialName: o.GatewaySecret,
-			Selector: o.GatewaySelector, Port: o.GatewayPort,
+			Name: o.GatewayName, Namespace: o.Namespaces[0], Hosts: hosts, CredentialName: b.certs.EndpointSecret,
+			Selector: map[string]string{"istio": "ingressgateway"}, Port: 443,
 			Labels: map[string]string{shared.WatcherGatewayLabel: shared.WatcherGatewayDefault},
 		},
 	}

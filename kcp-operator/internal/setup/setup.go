@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lifecycle-manager/api/shared"
@@ -104,13 +103,13 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 	}
 	runtimes := remote.New(mgr.GetClient(), mgr.GetConfig(), scheme, remote.Options{
 		QPS: opts.RuntimeQPS, Burst: opts.RuntimeBurst, Timeout: opts.RuntimeTimeout, IdleTTL: opts.RuntimeIdleTTL,
-		SingleCluster: opts.SingleCluster, UserAgent: "lifecycle-manager", Kubeconfig: kubeconfigAllow, WrapTransport: wrapRuntime,
+		SingleCluster: opts.Gates.Enabled(options.SingleCluster), UserAgent: "lifecycle-manager", Kubeconfig: kubeconfigAllow, WrapTransport: wrapRuntime,
 	}, runtimeMetrics, log.WithName("runtimes"))
 	if err := mgr.Add(runtimes); err != nil {
 		return nil, fmt.Errorf("adding the runtime client cache: %w", err)
 	}
-	b := &builder{mgr: mgr, opts: opts, reg: reg, runtimes: runtimes, log: log}
-	if opts.AgentInstall || opts.ListenerAddr != "" {
+	b := &builder{mgr: mgr, opts: opts, certs: certOpts, reg: reg, runtimes: runtimes, log: log}
+	if opts.AgentInstall() || opts.ListenerAddr != "" {
 		if b.push, err = newPushPath(mgr, opts, certOpts, reg, log); err != nil {
 			return nil, err
 		}
@@ -157,10 +156,6 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 	}
 	// Only the Secrets of Kymas are cached: a KCP namespace may hold many others.
 	kymaSecrets, _ := labels.NewRequirement(shared.KymaNameLabel, selection.Exists, nil)
-	leaderNS := opts.LeaderElectionNS
-	if leaderNS == "" {
-		leaderNS = opts.Namespaces[0]
-	}
 	shutdown := opts.ShutdownTimeout
 	lease, renew, retry := opts.Replicas.LeaseDuration, opts.Replicas.RenewDeadline, opts.Replicas.RetryPeriod
 	return manager.Options{
@@ -178,12 +173,11 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 				&corev1.Secret{}: {Label: labels.NewSelector().Add(*kymaSecrets)},
 			},
 		},
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        opts.HealthAddr,
-		PprofBindAddress:              opts.PprofAddr,
 		LeaderElection:                opts.LeaderElect,
-		LeaderElectionID:              opts.LeaderElectionID,
-		LeaderElectionNamespace:       leaderNS,
+		LeaderElectionID:              options.LeaderElectionID,
+		LeaderElectionNamespace:       opts.Namespaces[0],
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 &lease,
 		RenewDeadline:                 &renew,

@@ -141,7 +141,7 @@ func testOptions() options.Options {
 	}
 	// This suite tests the operator without the push path (a Kyma is then
 	// nudged where the push path would enqueue it); internal/pushpath tests it.
-	opts.AgentInstall = false
+	opts.AgentKCPAddress = ""
 	opts.ListenerAddr = ""
 	return opts
 }
