@@ -60,23 +60,15 @@ func TestDefaults(t *testing.T) {
   name: webhook
   protocol: TCP`, toYAML(t, c["ports"]))
 	assert.Equal(t, `- mountPath: /tmp
-  name: tmp
-- mountPath: /var/cache/lifecycle-manager
-  name: layer-cache`, toYAML(t, c["volumeMounts"]))
+  name: tmp`, toYAML(t, c["volumeMounts"]))
 	assert.Equal(t, `- emptyDir:
-    sizeLimit: 64Mi
-  name: tmp
-- emptyDir:
     sizeLimit: 1088Mi
-  name: layer-cache`, toYAML(t, pod["volumes"]))
+  name: tmp`, toYAML(t, pod["volumes"]), "the module layer cache (1 GiB) lives under $TMPDIR")
 
 	args := objs.args(t)
 	for flag, want := range map[string]string{
 		"--leader-election-lease-duration": "15s",
-		"--leader-election-renew-deadline": "10s",
-		"--leader-election-retry-period":   "2s",
 		"--listener-service":               "lifecycle-manager/kcp-operator-events",
-		"--listener-endpoint-ip":           "$(POD_IP)",
 	} {
 		assert.Equal(t, want, args[flag], flag)
 		delete(args, flag)
@@ -84,45 +76,22 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, map[string]string{
 		"--namespaces":                "kcp-system",
 		"--leader-elect":              "true",
-		"--leader-election-id":        "lifecycle-manager.operator.kyma-project.io",
-		"--leader-election-namespace": "kcp-system",
 		"--metrics-bind-address":      ":8080",
 		"--health-probe-bind-address": ":8081",
-		"--layer-cache-dir":           "/var/cache/lifecycle-manager/layers",
-		"--layer-cache-mb":            "1024",
 		"--listener-bind-address":     ":8082",
 		"--listener-mode":             "gateway",
 		"--listener-trusted-proxies":  "10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,100.64.0.0/10,fd00::/8",
-		"--watcher-controller":        "true",
 		"--istio-gateway-name":        "lifecycle-manager-events",
-		"--istio-gateway-namespace":   "kcp-system",
-		"--istio-gateway-hosts":       "*",
-		"--istio-gateway-secret":      "lifecycle-manager-endpoint-tls",
-		"--istio-gateway-selector":    "istio=ingressgateway",
-		"--istio-gateway-port":        "443",
-		"--agent-install":             "true",
 		"--agent-kcp-address":         "skr-events.kcp.example.com:443",
 		"--agent-image":               "registry.example.com/skr-agent:1.2.3",
-		"--agent-contract":            "v2",
-		"--module-drift-watch":        "true",
 		"--module-signature-policy":   "warn",
-		"--requeue-no-push":           "1m",
-		"--push-recheck-delay":        "500ms",
 		"--webhook-bind-address":      ":9443",
 		"--webhook-service":           "lifecycle-manager/kcp-operator-webhook",
-		"--webhook-service-port":      "443",
-		"--webhook-secret":            "lifecycle-manager-webhook-tls",
-		"--cert-backend":              "builtin",
 		"--cert-namespace":            "kcp-system",
-		"--cert-key-algorithm":        "ecdsa-p256",
-		"--cert-bundle-secret":        "lifecycle-manager-ca-bundle",
-		"--cert-ca-secret":            "lifecycle-manager-ca",
-		"--cert-ca-secret-namespace":  "kcp-system",
-		"--cert-endpoint-secret":      "lifecycle-manager-endpoint-tls",
+		"--cert-ca-secret":            "kcp-system/lifecycle-manager-ca",
 		"--cert-endpoint-namespace":   "istio-system",
 		"--cert-endpoint-dns-names":   "skr-events.kcp.example.com",
 		"--zap-log-level":             "info",
-		"--zap-encoder":               "json",
 	}, args)
 }
 
@@ -135,7 +104,6 @@ func TestListenerServiceAndWatcher(t *testing.T) {
 	assert.NotContains(t, svc.Object["spec"], "selector", "the leader keeps the endpoints: a standby gets no events")
 	args := objs.args(t)
 	assert.Equal(t, "lifecycle-manager/kcp-operator-events", args["--listener-service"])
-	assert.Equal(t, "$(POD_IP)", args["--listener-endpoint-ip"])
 	assert.Contains(t, toYAML(t, objs.container(t)["env"]), `- name: POD_IP
   valueFrom:
     fieldRef:
@@ -189,11 +157,8 @@ serviceInfo:
 func TestCertManagerWithChartCA(t *testing.T) {
 	objs := mustRender(t, certManagerValues(), "lifecycle-manager")
 	args := objs.args(t)
-	assert.Equal(t, "cert-manager", args["--cert-backend"])
-	assert.Equal(t, "kcp-operator-ca", args["--cert-issuer-name"])
-	assert.Equal(t, "Issuer", args["--cert-issuer-kind"])
-	assert.Equal(t, "cert-manager.io", args["--cert-issuer-group"])
-	assert.Equal(t, "lifecycle-manager-ca", args["--cert-ca-secret"])
+	assert.Equal(t, "cert-manager.io/Issuer/kcp-operator-ca", args["--cert-issuer"])
+	assert.Equal(t, "kcp-system/lifecycle-manager-ca", args["--cert-ca-secret"])
 
 	ca := objs.one(t, "Certificate", "kcp-operator-ca")
 	assert.Equal(t, "kcp-system", ca.GetNamespace())
@@ -216,9 +181,6 @@ usages:
 	assert.Equal(t, map[string]any{"selfSigned": map[string]any{}}, objs.one(t, "Issuer", "kcp-operator-selfsigned").Object["spec"])
 	assert.Equal(t, map[string]any{"ca": map[string]any{"secretName": "lifecycle-manager-ca"}},
 		objs.one(t, "Issuer", "kcp-operator-ca").Object["spec"], "the issuer signs with the CA the operator reads")
-
-	rsa := mustRender(t, set(certManagerValues(), "certificates.keyAlgorithm", "rsa-4096"), "lifecycle-manager")
-	assert.Equal(t, "algorithm: RSA\nrotationPolicy: Always\nsize: 4096", toYAML(t, field(t, rsa.one(t, "Certificate"), "spec", "privateKey")))
 }
 
 func TestCertManagerWithOwnIssuer(t *testing.T) {
@@ -229,10 +191,8 @@ func TestCertManagerWithOwnIssuer(t *testing.T) {
 	assert.Empty(t, objs.all("Certificate"), "the chart makes no CA of its own")
 	assert.Empty(t, objs.all("Issuer"))
 	args := objs.args(t)
-	assert.Equal(t, "platform-ca", args["--cert-issuer-name"])
-	assert.Equal(t, "ClusterIssuer", args["--cert-issuer-kind"])
-	assert.Equal(t, "platform-ca-keys", args["--cert-ca-secret"])
-	assert.Equal(t, "cert-manager", args["--cert-ca-secret-namespace"])
+	assert.Equal(t, "cert-manager.io/ClusterIssuer/platform-ca", args["--cert-issuer"])
+	assert.Equal(t, "cert-manager/platform-ca-keys", args["--cert-ca-secret"])
 	assert.Contains(t, objs.kinds(), "Role cert-manager/kcp-operator", "the issuer's CA Secret is read in its namespace")
 }
 
@@ -256,30 +216,22 @@ func TestServiceMonitorAndTwoReplicas(t *testing.T) {
 	pdb := objs.one(t, "PodDisruptionBudget")
 	assert.EqualValues(t, 1, field(t, pdb, "spec", "minAvailable"))
 	assert.Equal(t, toYAML(t, field(t, objs.one(t, "Deployment"), "spec", "selector", "matchLabels")), toYAML(t, field(t, pdb, "spec", "selector", "matchLabels")))
-	args := objs.args(t)
-	assert.Equal(t, []string{"15s", "10s", "2s"}, []string{args["--leader-election-lease-duration"],
-		args["--leader-election-renew-deadline"], args["--leader-election-retry-period"]}, "controller-runtime's timings, explicit")
+	assert.Equal(t, "15s", objs.args(t)["--leader-election-lease-duration"])
 
 	set(v, "leaderElection.leaseDuration", "6s")
-	set(v, "leaderElection.renewDeadline", "4s")
-	set(v, "leaderElection.retryPeriod", "1s")
-	args = mustRender(t, v, "lifecycle-manager").args(t)
-	assert.Equal(t, []string{"6s", "4s", "1s"}, []string{args["--leader-election-lease-duration"],
-		args["--leader-election-renew-deadline"], args["--leader-election-retry-period"]})
+	assert.Equal(t, "6s", mustRender(t, v, "lifecycle-manager").args(t)["--leader-election-lease-duration"])
 	assert.Empty(t, mustRender(t, set(v, "replicaCount", 1), "lifecycle-manager").all("PodDisruptionBudget"), "one replica: no budget to keep")
 }
 
 func TestDirectMode(t *testing.T) {
 	v := set(baseValues(), "listener.mode", "direct")
 	set(v, "listener.service", map[string]any{"type": "NodePort", "nodePort": 30882})
-	set(v, "istio.enabled", false)
 	set(v, "agent.kcpAddress", "[fd00::17]:30882")
 	objs := mustRender(t, v, "lifecycle-manager")
 	args := objs.args(t)
 	assert.Equal(t, "direct", args["--listener-mode"])
 	assert.NotContains(t, args, "--listener-trusted-proxies", "no proxy is trusted when the listener terminates mTLS")
-	assert.Equal(t, "false", args["--watcher-controller"])
-	assert.NotContains(t, args, "--istio-gateway-name")
+	assert.NotContains(t, args, "--istio-gateway-name", "no Istio in direct mode")
 	assert.Equal(t, "lifecycle-manager", args["--cert-endpoint-namespace"], "the endpoint Secret beside the listener")
 	assert.Equal(t, "fd00::17", args["--cert-endpoint-dns-names"])
 	svc := objs.one(t, "Service", "kcp-operator-events")
@@ -297,13 +249,11 @@ func TestOptionalParts(t *testing.T) {
 	v := baseValues()
 	set(v, "namespaces", []any{"kcp-system", "kcp-extra"})
 	set(v, "image.digest", "sha256:0123abcd")
-	set(v, "pprof.enabled", true)
-	set(v, "layerCache.enabled", false)
+	set(v, "operator.featureGates", map[string]any{"Profiling": true, "ModuleDriftWatch": false})
 	set(v, "istio.gateway.managed", false)
 	set(v, "watcher.create", false)
 	set(v, "grafanaDashboard.enabled", false)
 	set(v, "networkPolicy.enabled", false)
-	set(v, "operator.registryPullSecret", "registries/pull")
 	set(v, "operator.skrImagePullSecret", "runtime-registries/skr-pull")
 	set(v, "operator.insecureRegistries", []any{"registry.local:5000"})
 	set(v, "operator.ociRegistryHost", "registry.example.com/modules")
@@ -315,20 +265,15 @@ func TestOptionalParts(t *testing.T) {
 		assert.Empty(t, objs.all(kind), kind)
 	}
 	assert.Contains(t, objs.kinds(), "Role kcp-extra/kcp-operator", "every watched namespace gets the operator's rules")
-	assert.Contains(t, objs.kinds(), "Role registries/kcp-operator", "the pull Secret is read in its namespace")
 	assert.Contains(t, objs.kinds(), "Role runtime-registries/kcp-operator", "the runtimes' pull Secret is watched in its namespace")
 	assert.Contains(t, objs.kinds(), "Role descriptors/kcp-operator", "the descriptor registry's login is read in its namespace")
 	c := objs.container(t)
 	assert.Equal(t, "registry.example.com/kcp-operator@sha256:0123abcd", c["image"])
-	assert.NotContains(t, toYAML(t, c["volumeMounts"]), "layer-cache")
 	args := objs.args(t)
 	assert.Equal(t, "kcp-system,kcp-extra", args["--namespaces"])
-	assert.Equal(t, "127.0.0.1:6060", args["--pprof-bind-address"], "pprof on loopback only")
-	assert.Empty(t, args["--layer-cache-dir"])
-	assert.Contains(t, args, "--layer-cache-dir", "an empty directory disables the cache")
+	assert.Equal(t, "ModuleDriftWatch=false,Profiling=true", args["--feature-gates"])
 	assert.Empty(t, args["--istio-gateway-name"], "someone else keeps the Gateway")
 	assert.Contains(t, args, "--istio-gateway-name")
-	assert.Equal(t, "registries/pull", args["--registry-pull-secret"])
 	assert.Equal(t, "runtime-registries/skr-pull", args["--skr-image-pull-secret"])
 	assert.Equal(t, "registry.local:5000", args["--insecure-registries"])
 	assert.Equal(t, "registry.example.com/modules", args["--oci-registry-host"])
@@ -338,7 +283,6 @@ func TestOptionalParts(t *testing.T) {
 	assert.Equal(t, "1h", args["--requeue-success"])
 
 	noAgent := mustRender(t, set(set(baseValues(), "agent.install", false), "agent.kcpAddress", ""), "lifecycle-manager").args(t)
-	assert.Equal(t, "false", noAgent["--agent-install"])
 	assert.NotContains(t, noAgent, "--agent-kcp-address")
 	assert.NotContains(t, noAgent, "--cert-endpoint-dns-names", "no address: the endpoint certificate is not managed")
 }
@@ -351,7 +295,7 @@ func TestInvalidValues(t *testing.T) {
 	}{
 		{"no KCP address for the agents", set(baseValues(), "agent.kcpAddress", ""), "agent.kcpAddress"},
 		{"KCP address with a path", set(baseValues(), "agent.kcpAddress", "https://kcp.example.com/x"), "kcpAddress"},
-		{"gateway outside the watched namespaces", set(baseValues(), "istio.gateway.namespace", "elsewhere"), "istio.gateway.namespace"},
+		{"an unknown feature gate", set(baseValues(), "operator.featureGates", map[string]any{"Drift": true}), "featureGates"},
 		{"unknown listener mode", set(baseValues(), "listener.mode", "mesh"), "mode"},
 		{"unknown certificate backend", set(baseValues(), "certificates.backend", "vault"), "backend"},
 		{"own issuer without its CA Secret", set(set(certManagerValues(), "certificates.certManager.issuerRef.name", "platform-ca"),

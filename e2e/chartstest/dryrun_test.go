@@ -15,11 +15,11 @@ func representativeValues() map[string]map[string]any {
 	set(ownIssuer, "certificates.certManager.issuerRef", map[string]any{"name": "platform-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"})
 	set(ownIssuer, "certificates.caSecret", map[string]any{"name": "platform-ca-keys", "namespace": "cert-manager"})
 
-	direct := set(set(baseValues(), "listener.mode", "direct"), "istio.enabled", false)
+	direct := set(baseValues(), "listener.mode", "direct")
 	set(direct, "listener.service", map[string]any{"type": "LoadBalancer", "loadBalancerSourceRanges": []any{"203.0.113.0/24"},
 		"annotations": map[string]any{"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"}})
 
-	extras := set(set(baseValues(), "pprof.enabled", true), "operator.registryPullSecret", "registries/pull")
+	extras := set(set(baseValues(), "operator.featureGates", map[string]any{"Profiling": true}), "operator.ociRegistryCredSecret", "registries/pull")
 	set(extras, "operator.insecureRegistries", []any{"registry.local:5000"})
 	set(extras, "maintenancePolicy.configMap", "lifecycle-manager-maintenance")
 	set(extras, "operator.extraArgs", []any{"--kyma-concurrency=16"})
@@ -34,7 +34,7 @@ func representativeValues() map[string]map[string]any {
 		"cert-manager with a ClusterIssuer":   ownIssuer,
 		"ServiceMonitor and two replicas":     set(set(baseValues(), "serviceMonitor.enabled", true), "replicaCount", 2),
 		"direct mode behind a load balancer":  direct,
-		"more namespaces, pprof, pull Secret": extras,
+		"more namespaces, gates, pull Secret": extras,
 	}
 }
 

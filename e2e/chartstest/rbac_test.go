@@ -25,7 +25,7 @@ const kymaGroup = "operator.kyma-project.io"
 // operatorNeeds lists what the operator's code does in the KCP (see its
 // controllers, the certs module's pushpki and controller-runtime's leader
 // election), per namespace: kcp is a watched namespace, leader holds the
-// Lease, istio is the ingress gateway's namespace.
+// Lease (the first watched namespace), istio is the ingress gateway's namespace.
 func operatorNeeds(kcp, leader, istio string) []access {
 	read := []string{"get", "list", "watch"}
 	return []access{
@@ -75,21 +75,16 @@ func operatorMustNot(kcp, istio, release string) []access {
 }
 
 func TestRBACBuiltinBackend(t *testing.T) {
-	kcp, leader, istio, release := "rb-kcp", "rb-leader", "rb-istio", "rb-system"
-	v := set(baseValues(), "namespaces", []any{kcp})
+	kcp, extra, istio, release := "rb-kcp", "rb-extra", "rb-istio", "rb-system"
+	v := set(baseValues(), "namespaces", []any{kcp, extra})
 	set(v, "istio.ingressNamespace", istio)
-	set(v, "leaderElection.namespace", leader)
-	installRBAC(t, v, release, kcp, leader, istio)
+	installRBAC(t, v, release, kcp, extra, istio)
 	sa := serviceAccountUser(release)
 
-	assertAllowed(t, sa, true, operatorNeeds(kcp, leader, istio)...)
+	assertAllowed(t, sa, true, operatorNeeds(kcp, kcp, istio)...)
 	assertAllowed(t, sa, false, operatorMustNot(kcp, istio, release)...)
-	// The Lease namespace holds nothing else of the operator's.
-	assertAllowed(t, sa, false,
-		access{kcp, "coordination.k8s.io", "leases", []string{"get", "create"}},
-		access{leader, "", "secrets", []string{"get"}},
-		access{leader, kymaGroup, "kymas", []string{"get"}},
-	)
+	// The Lease is in the first watched namespace only.
+	assertAllowed(t, sa, false, access{extra, "coordination.k8s.io", "leases", []string{"get", "create"}})
 	// The builtin backend signs in-process: no cert-manager objects.
 	assertAllowed(t, sa, false, access{kcp, "cert-manager.io", "certificates", []string{"create", "get"}})
 	assertListenerEndpoint(t, sa, release)

@@ -67,27 +67,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- printf "%s-webhook" (include "kcp-operator.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/* --webhook-service and its port: the same for the operator and the CRD upgrade hook. */}}
+{{/* --webhook-service: the same for the operator and the CRD upgrade hook. */}}
 {{- define "kcp-operator.webhookTarget" -}}
 --webhook-service={{ .Release.Namespace }}/{{ include "kcp-operator.webhookServiceName" . }}
---webhook-service-port=443
 {{- end }}
 
 {{- define "kcp-operator.firstNamespace" -}}
 {{- first .Values.namespaces }}
 {{- end }}
 
-{{- define "kcp-operator.leaderNamespace" -}}
-{{- default (include "kcp-operator.firstNamespace" .) .Values.leaderElection.namespace }}
-{{- end }}
-
-{{/* The Gateway's namespace; Watchers select Gateways of their own namespace. */}}
-{{- define "kcp-operator.gatewayNamespace" -}}
-{{- $ns := default (include "kcp-operator.firstNamespace" .) .Values.istio.gateway.namespace }}
-{{- if not (has $ns .Values.namespaces) }}
-{{- fail (printf "istio.gateway.namespace %q must be one of namespaces %v: the operator sees Gateways and Watchers only there" $ns .Values.namespaces) }}
-{{- end }}
-{{- $ns }}
+{{/* Whether the operator keeps Watchers' VirtualServices: "true" or "". */}}
+{{- define "kcp-operator.gatewayMode" -}}
+{{- if eq .Values.listener.mode "gateway" }}true{{ end }}
 {{- end }}
 
 {{- define "kcp-operator.certNamespace" -}}
@@ -96,6 +87,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{- define "kcp-operator.caSecretNamespace" -}}
 {{- default (include "kcp-operator.certNamespace" .) .Values.certificates.caSecret.namespace }}
+{{- end }}
+
+{{/* --feature-gates as Name=bool,… in name order; empty without gates. */}}
+{{- define "kcp-operator.featureGates" -}}
+{{- $gates := list }}
+{{- range $name, $on := .Values.operator.featureGates }}
+{{- $gates = append $gates (printf "%s=%t" $name $on) }}
+{{- end }}
+{{- join "," $gates }}
 {{- end }}
 
 {{- define "kcp-operator.endpointNamespace" -}}
@@ -141,57 +141,26 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $v := .Values }}
 - --namespaces={{ join "," $v.namespaces }}
 - --leader-elect=true
-- --leader-election-id={{ $v.leaderElection.id }}
-- --leader-election-namespace={{ include "kcp-operator.leaderNamespace" . }}
 - --leader-election-lease-duration={{ $v.leaderElection.leaseDuration }}
-- --leader-election-renew-deadline={{ $v.leaderElection.renewDeadline }}
-- --leader-election-retry-period={{ $v.leaderElection.retryPeriod }}
 - --metrics-bind-address=:{{ $v.metrics.port }}
 - --health-probe-bind-address=:{{ $v.health.port }}
-{{- if $v.pprof.enabled }}
-- --pprof-bind-address=127.0.0.1:{{ $v.pprof.port }}
-{{- end }}
-{{- if $v.layerCache.enabled }}
-- --layer-cache-dir=/var/cache/lifecycle-manager/layers
-- --layer-cache-mb={{ $v.layerCache.sizeMB }}
-{{- else }}
-- --layer-cache-dir=
+{{- with include "kcp-operator.featureGates" . }}
+- --feature-gates={{ . }}
 {{- end }}
 - --listener-bind-address=:{{ $v.listener.port }}
 - --listener-mode={{ $v.listener.mode }}
 {{- /* The leader keeps the Service's endpoints: only it consumes events. */}}
 - --listener-service={{ .Release.Namespace }}/{{ include "kcp-operator.listenerServiceName" . }}
-- --listener-endpoint-ip=$(POD_IP)
-{{- if and (eq $v.listener.mode "gateway") $v.listener.trustedProxies }}
-- --listener-trusted-proxies={{ join "," $v.listener.trustedProxies }}
+{{- if include "kcp-operator.gatewayMode" . }}
+{{- with $v.listener.trustedProxies }}
+- --listener-trusted-proxies={{ join "," . }}
 {{- end }}
-- --watcher-controller={{ $v.istio.enabled }}
-{{- if and $v.istio.enabled $v.istio.gateway.managed }}
-{{- /* The operator keeps the event Gateway. */}}
-- --istio-gateway-name={{ $v.istio.gateway.name }}
-- --istio-gateway-namespace={{ include "kcp-operator.gatewayNamespace" . }}
-- --istio-gateway-hosts={{ join "," $v.istio.gateway.hosts }}
-- --istio-gateway-secret={{ $v.certificates.endpoint.secretName }}
-{{- $sel := list }}
-{{- range $k, $val := $v.istio.gateway.selector }}
-{{- $sel = append $sel (printf "%s=%s" $k $val) }}
+{{- /* Empty: the Gateway is someone else's. */}}
+- --istio-gateway-name={{ ternary $v.istio.gateway.name "" $v.istio.gateway.managed }}
 {{- end }}
-- --istio-gateway-selector={{ join "," $sel }}
-- --istio-gateway-port={{ $v.istio.gateway.port }}
-{{- else if $v.istio.enabled }}
-- --istio-gateway-name=
-{{- end }}
-- --agent-install={{ $v.agent.install }}
 {{- if $v.agent.install }}
 - --agent-kcp-address={{ $v.agent.kcpAddress }}
 - --agent-image={{ include "kcp-operator.agentImage" . }}
-- --agent-contract={{ $v.agent.contract }}
-{{- end }}
-- --module-drift-watch={{ $v.operator.moduleDriftWatch }}
-- --requeue-no-push={{ $v.operator.requeueNoPush }}
-- --push-recheck-delay={{ $v.operator.pushRecheckDelay }}
-{{- with $v.operator.registryPullSecret }}
-- --registry-pull-secret={{ . }}
 {{- end }}
 {{- with $v.operator.skrImagePullSecret }}
 - --skr-image-pull-secret={{ . }}
@@ -217,30 +186,19 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 {{- if $v.conversionWebhook.enabled }}
 - --webhook-bind-address=:{{ $v.conversionWebhook.port }}
-{{- range (include "kcp-operator.webhookTarget" . | splitList "\n") }}
-- {{ . }}
+- {{ include "kcp-operator.webhookTarget" . }}
 {{- end }}
-- --webhook-secret={{ $v.conversionWebhook.secretName }}
-{{- end }}
-- --cert-backend={{ $v.certificates.backend }}
 - --cert-namespace={{ include "kcp-operator.certNamespace" . }}
-- --cert-key-algorithm={{ $v.certificates.keyAlgorithm }}
-- --cert-bundle-secret={{ $v.certificates.bundleSecret }}
-- --cert-ca-secret={{ $v.certificates.caSecret.name }}
-- --cert-ca-secret-namespace={{ include "kcp-operator.caSecretNamespace" . }}
-- --cert-endpoint-secret={{ $v.certificates.endpoint.secretName }}
+- --cert-ca-secret={{ include "kcp-operator.caSecretNamespace" . }}/{{ $v.certificates.caSecret.name }}
 - --cert-endpoint-namespace={{ include "kcp-operator.endpointNamespace" . }}
 {{- with include "kcp-operator.endpointDNSNames" . }}
 - --cert-endpoint-dns-names={{ . }}
 {{- end }}
 {{- if eq $v.certificates.backend "cert-manager" }}
 {{- $issuer := include "kcp-operator.issuer" . | fromJson }}
-- --cert-issuer-name={{ $issuer.name }}
-- --cert-issuer-kind={{ $issuer.kind }}
-- --cert-issuer-group={{ $issuer.group }}
+- --cert-issuer={{ $issuer.group }}/{{ $issuer.kind }}/{{ $issuer.name }}
 {{- end }}
 - --zap-log-level={{ $v.operator.logLevel }}
-- --zap-encoder={{ $v.operator.logEncoder }}
 {{- range $v.operator.extraArgs }}
 - {{ . }}
 {{- end }}
@@ -269,8 +227,5 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 {{- if and (include "kcp-operator.createsCA" .) .Values.certificates.caSecret.namespace (ne .Values.certificates.caSecret.namespace (include "kcp-operator.certNamespace" .)) }}
 {{- fail "certificates.caSecret.namespace must be empty or certificates.namespace when the chart creates the CA: it lives beside its Issuer" }}
-{{- end }}
-{{- if .Values.istio.enabled }}
-{{- $_ := include "kcp-operator.gatewayNamespace" . }}
 {{- end }}
 {{- end }}
