@@ -178,7 +178,6 @@ install_operator() {
 		--set agent.kcpAddress="${kcp_addr}" \
 		--set certificates.backend="${CERT_BACKEND}" \
 		--set-json "operator.insecureRegistries=[\"${REGISTRY_ADDR}\"]" \
-		--set operator.logEncoder=console \
 		--wait --timeout 5m >&2
 }
 

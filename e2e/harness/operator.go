@@ -76,20 +76,12 @@ func (h *Harness) configureOperator(ctx context.Context) error {
 		"--cert-namespace=" + Namespace,
 		"--cert-endpoint-namespace=" + Namespace,
 		"--cert-endpoint-dns-names=localhost",
-		"--cert-propagation-delay=5s",
-		"--cert-grace-period=15s",
-		"--cert-rotation-interval=2s",
-		"--watcher-controller=false",
+		// A CA rotation's steps: trust 1.25s, switch the endpoint 15s after.
+		"--cert-propagation-delay=1250ms",
 		"--requeue-success=10h",
-		"--requeue-no-push=10h",
-		"--requeue-busy=2s",
-		"--requeue-busy-max=10s",
-		"--requeue-error=3s",
-		"--rate-limiter-max-delay=5s",
-		"--template-change-spread=0",
-		"--agent-rerender-spread=0",
+		"--requeue-busy=1s",
+		"--requeue-error=2s",
 		"--purge-grace-period=20s",
-		"--layer-cache-dir=" + filepath.Join(h.RunDir, "layers"),
 		"--zap-log-level=info",
 		// The runtimes' agents run on this machine: each Kyma points its
 		// webhooks at its agent's loopback port by annotation.
@@ -115,6 +107,8 @@ func (h *Harness) configureOperator(ctx context.Context) error {
 	h.Operator = &Process{
 		Name: "kcp-operator", Bin: h.Bin.Operator, Log: filepath.Join(h.RunDir, "logs", "kcp-operator.log"),
 		Args: append(args, h.opts.OperatorArgs...),
+		// The layer cache is under TMPDIR: one per run.
+		Env: []string{"TMPDIR=" + h.tmpDir("kcp-operator")},
 	}
 	return nil
 }
@@ -139,4 +133,12 @@ func (h *Harness) operatorHealthy(ctx context.Context) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
+}
+
+// tmpDir is a process's TMPDIR under the run directory, where the operator
+// keeps its layer cache.
+func (h *Harness) tmpDir(name string) string {
+	dir := filepath.Join(h.RunDir, "tmp", name)
+	_ = os.MkdirAll(dir, 0o755) // a process that cannot use it says so in its log
+	return dir
 }

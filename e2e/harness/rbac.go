@@ -46,12 +46,11 @@ const SampleAPIGroup = "sample.kyma-project.io"
 var rbacKinds = []string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}
 
 // operatorChartValues match the flags configureOperator passes: one watched
-// namespace, no Istio (--watcher-controller=false), the listener in direct
-// mode, the built-in certificates in the watched namespace.
+// namespace, the listener in direct mode (no Istio, no Watcher routes), the
+// built-in certificates in the watched namespace.
 func operatorChartValues() map[string]any {
 	return map[string]any{
 		"namespaces": []any{Namespace},
-		"istio":      map[string]any{"enabled": false},
 		"listener":   map[string]any{"mode": "direct"},
 		"agent":      map[string]any{"kcpAddress": "localhost"},
 	}

@@ -97,7 +97,6 @@ func (h *Harness) replica(ctx context.Context, i int, extra []string) (*Replica,
 		"--metrics-bind-address":      rep.MetricsAddr,
 		"--health-probe-bind-address": portAddr(ports[1]),
 		"--listener-bind-address":     portAddr(ports[2]),
-		"--layer-cache-dir":           filepath.Join(h.RunDir, "layers-"+name),
 	}
 	if i > 0 {
 		replace["--webhook-bind-address"] = portAddr(ports[3])
@@ -110,8 +109,11 @@ func (h *Harness) replica(ctx context.Context, i int, extra []string) (*Replica,
 		}
 		args = append(args, a)
 	}
-	args = append(args, "--listener-service="+Namespace+"/"+ListenerService, "--listener-endpoint-ip="+rep.IP)
-	rep.Process = &Process{Name: name, Bin: h.Bin.Operator, Log: filepath.Join(h.RunDir, "logs", name+".log"), Args: append(args, extra...)}
+	args = append(args, "--listener-service="+Namespace+"/"+ListenerService)
+	rep.Process = &Process{
+		Name: name, Bin: h.Bin.Operator, Log: filepath.Join(h.RunDir, "logs", name+".log"), Args: append(args, extra...),
+		Env: []string{"POD_IP=" + rep.IP, "TMPDIR=" + h.tmpDir(name)},
+	}
 	return rep, nil
 }
 

@@ -94,13 +94,12 @@ install_operator() {
 		--set image.repository=docker.io/local/kcp-operator --set image.tag=dev --set image.pullPolicy=Never \
 		--set agent.image.repository=docker.io/local/skr-agent --set agent.image.tag=dev \
 		--set-json "namespaces=[\"$NAMESPACE\"]" \
-		--set listener.mode=direct --set istio.enabled=false \
+		--set listener.mode=direct \
 		--set listener.service.type=NodePort --set listener.service.nodePort=$NODE_PORT \
 		--set agent.kcpAddress="$HOST_IP:$NODE_PORT" \
 		--set-json "operator.insecureRegistries=[\"$REGISTRY\"]" \
-		--set-json 'operator.extraArgs=["--requeue-success=10h","--requeue-no-push=10h","--requeue-busy=2s",
-			"--requeue-error=3s","--rate-limiter-max-delay=5s","--template-change-spread=0","--agent-rerender-spread=0",
-			"--purge-grace-period=20s","--cert-propagation-delay=5s","--cert-grace-period=15s","--cert-rotation-interval=2s"]' \
+		--set-json 'operator.extraArgs=["--requeue-success=10h","--requeue-busy=2s","--requeue-error=3s",
+			"--purge-grace-period=20s","--cert-propagation-delay=1250ms"]' \
 		>&2
 }
 

@@ -77,7 +77,7 @@ func parseFlags(args []string) (fleet.Options, error) {
 	fs.DurationVar(&o.Idle, "idle", 5*time.Minute, "quiet window with everything Ready")
 	fs.BoolVar(&o.ResyncWave, "resync-wave", true, "force one reconcile of every object and spread its cost over --resync-interval")
 	fs.DurationVar(&o.ResyncInterval, "resync-interval", 2*time.Hour, "the operator's --requeue-success (its default)")
-	fs.DurationVar(&o.ReleaseSpread, "release-spread", 2*time.Minute, "the operator's --template-change-spread; 0 skips the release")
+	fs.BoolVar(&o.Release, "release", true, "release a new version of one module to every Kyma, at --release-rate")
 	fs.Float64Var(&o.ReleaseRate, "release-rate", 5, "the operator's --fan-out-rate: Kymas per second, at most, the release reaches (0: no limit)")
 	fs.BoolVar(&o.ReleasePushOnly, "release-push-only", false, "end the release phase once the push edits during it are measured, without waiting for every Kyma to run the new version")
 	fs.IntVar(&o.BoundWorkers, "bound-workers", 32, "concurrency of the bare-client bound; 0 skips it")

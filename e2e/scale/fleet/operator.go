@@ -19,16 +19,21 @@ import (
 // operator is kcp-operator run as a separate process.
 type operator struct {
 	*harness.Process
-	MetricsAddr, PprofAddr string
+	MetricsAddr string
+	// Profiled serves pprof beside the metrics.
+	Profiled bool
 }
 
 // StartOperator runs kcp-operator with production defaults. Only what a
 // machine without pods and Istio needs differs: the kubeconfig, loopback
-// addresses, the listener in direct mode and no Watcher controller (no
-// VirtualServices to write). --template-change-spread and --fan-out-rate
-// are the run's release spread and rate.
+// addresses and the listener in direct mode (no VirtualServices to write).
+// --fan-out-rate is the run's release rate.
 func (f *Fleet) StartOperator(ctx context.Context) error {
-	ports := make([]int, 4)
+	tmp := filepath.Join(f.opts.RunDir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return fmt.Errorf("creating the operator's TMPDIR: %w", err)
+	}
+	ports := make([]int, 3)
 	for i := range ports {
 		p, err := f.freePort(ctx)
 		if err != nil {
@@ -51,11 +56,8 @@ func (f *Fleet) StartOperator(ctx context.Context) error {
 		"--cert-namespace=" + Namespace,
 		"--cert-endpoint-namespace=" + Namespace,
 		"--cert-endpoint-dns-names=localhost",
-		"--watcher-controller=false",
-		"--template-change-spread=" + f.opts.ReleaseSpread.String(),
 		"--fan-out-rate=" + strconv.FormatFloat(f.opts.ReleaseRate, 'g', -1, 64),
 		"--requeue-success=" + f.opts.ResyncInterval.String(),
-		"--layer-cache-dir=" + filepath.Join(f.opts.RunDir, "layers"),
 		// The agents run on this machine, each Kyma names its loopback port.
 		"--agent-webhook-url-allowed-hosts=127.0.0.1",
 	}
@@ -67,12 +69,15 @@ func (f *Fleet) StartOperator(ctx context.Context) error {
 		args = append(args, "--oci-registry-host="+f.Registry)
 	}
 	if f.opts.ProfileSeconds > 0 {
-		op.PprofAddr = loop(ports[3])
-		args = append(args, "--pprof-bind-address="+op.PprofAddr)
+		// pprof is served beside the metrics.
+		op.Profiled = true
+		args = append(args, "--feature-gates=Profiling=true")
 	}
 	op.Process = &harness.Process{
 		Name: "kcp-operator", Bin: f.Bin.Operator, Log: filepath.Join(f.opts.RunDir, "logs", "kcp-operator.log"),
 		Args: append(args, f.opts.OperatorArgs...),
+		// The layer cache is under TMPDIR.
+		Env: []string{"TMPDIR=" + tmp},
 	}
 	f.Operator = op
 	if err := op.Start(context.WithoutCancel(ctx)); err != nil {
@@ -106,7 +111,7 @@ func (op *operator) healthy(ctx context.Context) bool {
 // OutDir/<who>-name in the background, starting after a delay unless ctx
 // ends first; it does nothing without ProfileSeconds.
 func (f *Fleet) profileCPU(ctx context.Context, name string, after time.Duration) {
-	if f.opts.ProfileSeconds == 0 || f.Operator == nil || f.Operator.PprofAddr == "" {
+	if f.opts.ProfileSeconds == 0 || f.Operator == nil || !f.Operator.Profiled {
 		return
 	}
 	query := fmt.Sprintf("/debug/pprof/profile?seconds=%d", f.opts.ProfileSeconds)
@@ -119,7 +124,7 @@ func (f *Fleet) profileCPU(ctx context.Context, name string, after time.Duration
 		"runtime-apiserver": {strings.TrimSuffix(f.Servers[0].Config.Host, "/") + query, f.Servers[0].Config},
 	}
 	if f.Operator.Running() {
-		targets["operator"] = target{"http://" + f.Operator.PprofAddr + query, nil}
+		targets["operator"] = target{"http://" + f.Operator.MetricsAddr + query, nil}
 	}
 	for who, t := range targets {
 		go func() {

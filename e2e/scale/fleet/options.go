@@ -28,10 +28,9 @@ type Options struct {
 	PublicPushRuntimes int
 	// Idle is the quiet window with everything Ready.
 	Idle time.Duration
-	// ReleaseSpread is the operator's --template-change-spread; a new
-	// version of one module is released to every Kyma with it. Zero skips
-	// the release phase.
-	ReleaseSpread time.Duration
+	// Release releases a new version of one module to every Kyma, at
+	// the operator's --fan-out-rate.
+	Release bool
 	// ReleaseRate is the operator's --fan-out-rate: the release reaches at
 	// most this many Kymas per second. 0: no limit.
 	ReleaseRate float64

@@ -80,7 +80,7 @@ func TestPhases(t *testing.T) {
 		return out
 	}
 	assert.Equal(t, []string{"setup", "model", "bound"}, names(&run{opts: Options{BoundOnly: true}}))
-	all := Options{BoundWorkers: 32, Idle: time.Minute, ResyncWave: true, PushEdits: 200, ReleaseSpread: time.Minute}
+	all := Options{BoundWorkers: 32, Idle: time.Minute, ResyncWave: true, PushEdits: 200, Release: true}
 	assert.Equal(t, []string{"setup", "convergence", "bound", "idle", "resync", "push", "release"}, names(&run{opts: all}))
 	assert.Equal(t, []string{"setup", "convergence", "idle", "push"}, names(&run{opts: Options{Idle: time.Minute, PushEdits: 200}}),
 		"a phase that measures nothing is left out")
@@ -97,7 +97,7 @@ func TestBoundEndsRun(t *testing.T) {
 		{"convergence and bound only", Options{BoundWorkers: 32}, "bound"},
 		{"bound only", Options{BoundOnly: true}, "bound"},
 		{"an idle window after the bound", Options{BoundWorkers: 32, Idle: time.Minute}, "idle"},
-		{"a release after the bound", Options{BoundWorkers: 32, ReleaseSpread: time.Minute}, "release"},
+		{"a release after the bound", Options{BoundWorkers: 32, Release: true}, "release"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, (&run{opts: tc.opts}).lastPhase())

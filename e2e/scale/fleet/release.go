@@ -18,7 +18,7 @@ const releaseVersion = "1.0.1"
 func (ru *run) releasePhase(ctx context.Context) error {
 	var pushDone <-chan error
 	var first, last time.Time
-	ru.opts.Progress("releasing %s %s to channel %s (spread %s, at most %g Kymas/s)", ModuleName(1), releaseVersion, Channel, ru.opts.ReleaseSpread, ru.opts.ReleaseRate)
+	ru.opts.Progress("releasing %s %s to channel %s (at most %g Kymas/s)", ModuleName(1), releaseVersion, Channel, ru.opts.ReleaseRate)
 	a, err := ru.absorb(ctx, change{
 		profile: "cpu-release.pprof",
 		make: func(ctx context.Context) error {
@@ -56,7 +56,7 @@ func (ru *run) releasePhase(ctx context.Context) error {
 	if err != nil || ru.opts.ReleasePushOnly {
 		return err
 	}
-	rel := &report.Release{Module: ModuleName(1), Kymas: ru.opts.Kymas, Spread: report.Duration(ru.opts.ReleaseSpread),
+	rel := &report.Release{Module: ModuleName(1), Kymas: ru.opts.Kymas,
 		Rate: ru.opts.ReleaseRate, Seconds: last.Sub(a.start).Seconds(), FirstToLastUpdate: last.Sub(first).Seconds(),
 		CPUSeconds: a.cpu(), ReconcilesPerSecond: a.reconciles() / a.seconds(), Served: a.served}
 	for _, p := range ru.release.reconcileRate {

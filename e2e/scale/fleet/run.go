@@ -35,7 +35,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 		Started: time.Now(), Machine: proc.Default.Machine(), Load: map[string]float64{}, MachineCPU: map[string]proc.CPUShares{},
 		Config: report.Config{Kymas: opts.Kymas, ModulesPerKyma: opts.Modules, RuntimeServers: opts.RuntimeServers,
 			PushRuntimes: opts.PushRuntimes, PushEdits: opts.PushEdits, IdleWindow: report.Duration(opts.Idle),
-			ReleaseSpread: report.Duration(opts.ReleaseSpread), ReleaseRate: opts.ReleaseRate, ResyncInterval: report.Duration(opts.ResyncInterval),
+			ReleaseRate: opts.ReleaseRate, ResyncInterval: report.Duration(opts.ResyncInterval),
 			OperatorArgs: opts.OperatorArgs},
 	}}
 	err := ru.phases(ctx)
@@ -64,7 +64,7 @@ func (ru *run) steps() []phase {
 		{phase{"setup", ru.setup}, true}, {phase{"convergence", ru.converge}, true},
 		{phase{"bound", ru.bound}, o.BoundWorkers > 0}, {phase{"idle", ru.idle}, o.Idle > 0},
 		{phase{"resync", ru.resyncWave}, o.ResyncWave}, {phase{"push", ru.pushIdle}, o.PushEdits > 0},
-		{phase{"release", ru.releasePhase}, o.ReleaseSpread > 0},
+		{phase{"release", ru.releasePhase}, o.Release},
 	}
 	// A phase left out is not run, and reports no load average.
 	var steps []phase
