@@ -24,7 +24,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
 	"github.com/lifecycle-manager/kcp-operator/internal/mappingmemo"
 )
@@ -260,7 +260,7 @@ func (c *Cache) newEntry(cfg *rest.Config) (*entry, error) {
 // of the Secret that holds it.
 func (c *Cache) kubeconfig(ctx context.Context, kyma *v1beta2.Kyma) ([]byte, string, error) {
 	var secrets corev1.SecretList
-	err := c.kcp.List(ctx, &secrets, append(kcpindex.OfKyma(kyma), client.UnsafeDisableDeepCopy)...)
+	err := c.kcp.List(ctx, &secrets, append(index.OfKyma(kyma), client.UnsafeDisableDeepCopy)...)
 	if err != nil {
 		return nil, "", fmt.Errorf("listing the access Secrets of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}

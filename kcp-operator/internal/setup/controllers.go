@@ -24,11 +24,10 @@ import (
 	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
 	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 	"github.com/lifecycle-manager/kcp-operator/internal/headroom"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pullsecret"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
@@ -75,8 +74,7 @@ func (b *builder) addControllers(ctx context.Context) error {
 	for _, index := range []func(context.Context) error{
 		func(ctx context.Context) error { return resolve.Indexes(ctx, fi) },
 		func(ctx context.Context) error { return kymactrl.IndexKymas(ctx, fi) },
-		func(ctx context.Context) error { return pushindex.Register(ctx, fi) },
-		func(ctx context.Context) error { return kcpindex.Register(ctx, fi) },
+		func(ctx context.Context) error { return index.Register(ctx, fi) },
 	} {
 		if err := index(ctx); err != nil {
 			return err

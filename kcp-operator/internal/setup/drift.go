@@ -12,8 +12,8 @@ import (
 
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushbudget"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
 	"github.com/lifecycle-manager/listener/eventsource"
@@ -72,9 +72,9 @@ func (f *driftFanOut) NeedLeaderElection() bool { return true }
 // Start consumes until ctx ends.
 func (f *driftFanOut) Start(ctx context.Context) error {
 	err := f.listener.Consume(ctx, agent.DriftManager, func(ev event.Event) {
-		out, reqs := f.manifests, pushindex.ManifestsOf(ctx, f.reader, ev)
+		out, reqs := f.manifests, index.ManifestsOf(ctx, f.reader, ev)
 		if f.isAgentObject(ev) {
-			out, reqs = f.agents, pushindex.KymasOf(ctx, f.reader, ev.RuntimeID)
+			out, reqs = f.agents, index.KymasOf(ctx, f.reader, ev.RuntimeID)
 		}
 		if len(reqs) == 0 {
 			return

@@ -23,6 +23,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/carotation"
 	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pkiclient"
 	"github.com/lifecycle-manager/kcp-operator/internal/pushbudget"
@@ -191,7 +192,7 @@ func versioned(ev event.Event) bool { return ev.OldResourceVersion != "" }
 func acceptRuntime(reader client.Reader) func(context.Context, string) error {
 	return func(ctx context.Context, runtimeID string) error {
 		var list v1beta2.KymaList
-		if err := reader.List(ctx, &list, client.MatchingFields{pushindex.KymaRuntimeID: runtimeID}, client.UnsafeDisableDeepCopy); err != nil {
+		if err := reader.List(ctx, &list, client.MatchingFields{index.KymaRuntimeID: runtimeID}, client.UnsafeDisableDeepCopy); err != nil {
 			return err // the listener answers 503: the agent keeps the event and retries
 		}
 		if len(list.Items) == 0 {

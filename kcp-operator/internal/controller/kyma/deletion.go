@@ -23,7 +23,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/catalog"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
@@ -125,7 +125,7 @@ func (r *Reconciler) accessSecretGone(ctx context.Context, kyma *v1beta2.Kyma, r
 	// Any Secret labelled for the Kyma counts: one without the key or a
 	// second one is a mistake to fix, not a runtime let go.
 	var secrets corev1.SecretList
-	if err := r.KCP.List(ctx, &secrets, append(kcpindex.OfKyma(kyma), client.UnsafeDisableDeepCopy)...); err != nil {
+	if err := r.KCP.List(ctx, &secrets, append(index.OfKyma(kyma), client.UnsafeDisableDeepCopy)...); err != nil {
 		return false, fmt.Errorf("listing the access Secrets of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}
 	return len(secrets.Items) == 0, nil

@@ -23,7 +23,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
@@ -107,7 +107,7 @@ func secretsOf(t *testing.T, ns string) client.Reader {
 	t.Helper()
 	c, err := cache.New(kcp.Config, cache.Options{Scheme: kcp.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	require.NoError(t, err)
-	require.NoError(t, kcpindex.Register(t.Context(), c))
+	require.NoError(t, index.Register(t.Context(), c))
 	go func() { _ = c.Start(t.Context()) }()
 	require.True(t, c.WaitForCacheSync(t.Context()))
 	return c

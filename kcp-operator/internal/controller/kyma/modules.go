@@ -17,7 +17,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
@@ -125,7 +125,7 @@ func (r *Reconciler) syncModules(ctx context.Context, kyma *v1beta2.Kyma) ([]mod
 // manifestsOf returns the Manifests of kyma by name.
 func (r *Reconciler) manifestsOf(ctx context.Context, kyma *v1beta2.Kyma) (map[string]*v1beta2.Manifest, error) {
 	var list v1beta2.ManifestList
-	if err := r.KCP.List(ctx, &list, kcpindex.OfKyma(kyma)...); err != nil {
+	if err := r.KCP.List(ctx, &list, index.OfKyma(kyma)...); err != nil {
 		return nil, fmt.Errorf("listing the Manifests of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}
 	out := make(map[string]*v1beta2.Manifest, len(list.Items))

@@ -24,7 +24,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
 	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
@@ -113,7 +113,7 @@ func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) (_ metav1.
 	notReady := func(reason string, err error) (metav1.Condition, agent.Status) {
 		return metav1.Condition{Type: v1beta2.ConditionSKRWebhook, Status: metav1.ConditionFalse, Reason: reason, Message: err.Error()}, status
 	}
-	if owner, err := pushindex.Owner(ctx, r.KCP, pushindex.RuntimeID(kyma)); err != nil {
+	if owner, err := index.Owner(ctx, r.KCP, index.RuntimeID(kyma)); err != nil {
 		return notReady("RuntimeIDUnknown", err)
 	} else if owner != nil && owner.UID != kyma.UID {
 		return notReady(ReasonRuntimeIDConflict, r.refuseIdentity(ctx, kyma, owner))
@@ -180,7 +180,7 @@ const ReasonRuntimeIDConflict = "RuntimeIDConflict"
 // agent is then owner's. The error it returns is the condition's message.
 func (r *Reconciler) refuseIdentity(ctx context.Context, kyma, owner *v1beta2.Kyma) error {
 	refused := fmt.Errorf("the runtime ID %q is the push identity of Kyma %s/%s already; this Kyma gets no agent "+
-		"certificate and is resynced instead: give each runtime's Kyma its own %s label", pushindex.RuntimeID(kyma),
+		"certificate and is resynced instead: give each runtime's Kyma its own %s label", index.RuntimeID(kyma),
 		owner.Namespace, owner.Name, shared.RuntimeIDLabel)
 	if err := r.PKI.RemoveKyma(ctx, kyma); err != nil {
 		return fmt.Errorf("%w (removing its certificate failed: %w)", refused, err)

@@ -1,8 +1,4 @@
-// Package pushindex maps pushed events to the objects they concern: an
-// event names a runtime (by its certificate) and an object in it. Field
-// indexes of the manager's cache make that a lookup, not a list of every
-// Kyma or Manifest per event.
-package pushindex
+package index
 
 import (
 	"context"
@@ -14,31 +10,8 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/listener/event"
 )
-
-// Index names.
-const (
-	// KymaRuntimeID indexes Kymas by runtime ID: the runtime-id label, else
-	// the Kyma's name (the CN the PKI gives a runtime without the label).
-	KymaRuntimeID = "kyma.runtimeID"
-	// ManifestObjects indexes Manifests by the runtime objects they placed.
-	ManifestObjects = "manifest.objects"
-)
-
-// Register adds the indexes to the manager's cache.
-func Register(ctx context.Context, fi client.FieldIndexer) error {
-	if err := fi.IndexField(ctx, &v1beta2.Kyma{}, KymaRuntimeID, func(o client.Object) []string {
-		return []string{RuntimeID(o.(*v1beta2.Kyma))}
-	}); err != nil {
-		return fmt.Errorf("indexing %s: %w", KymaRuntimeID, err)
-	}
-	if err := fi.IndexField(ctx, &v1beta2.Manifest{}, ManifestObjects, manifestKeys); err != nil {
-		return fmt.Errorf("indexing %s: %w", ManifestObjects, err)
-	}
-	return nil
-}
 
 // RuntimeID is the runtime ID of a Kyma.
 func RuntimeID(k *v1beta2.Kyma) string {
@@ -75,23 +48,6 @@ func manifestKeys(o client.Object) []string {
 
 // KymasOf returns the Kyma of a runtime as a request.
 func KymasOf(ctx context.Context, reader client.Reader, runtimeID string) []reconcile.Request {
-	return kymasOf(ctx, reader, runtimeID)
-}
-
-// KymaEvents maps an event to its runtime's Kyma, marks it in tracker and
-// records in waits the write the Kyma's reconcile must read past.
-func KymaEvents(reader client.Reader, tracker *Tracker, waits *freshness.Waits) func(context.Context, event.Event) []reconcile.Request {
-	return func(ctx context.Context, ev event.Event) []reconcile.Request {
-		reqs := kymasOf(ctx, reader, ev.RuntimeID)
-		for _, r := range reqs {
-			tracker.Mark(r.NamespacedName, ev.Received)
-			waits.Expect(r.NamespacedName, freshness.ObjectOf(ev), ev.OldResourceVersion, ev.Received)
-		}
-		return reqs
-	}
-}
-
-func kymasOf(ctx context.Context, reader client.Reader, runtimeID string) []reconcile.Request {
 	owner, err := Owner(ctx, reader, runtimeID)
 	if err != nil || owner == nil {
 		return nil
