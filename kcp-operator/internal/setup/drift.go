@@ -11,9 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushbudget"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
 	"github.com/lifecycle-manager/listener/eventsource"
@@ -57,9 +56,9 @@ type driftFanOut struct {
 	reader      client.Reader
 	agentSecret string
 	// waits receives the writes the Manifests' reconciles must read past.
-	waits *freshness.Waits
+	waits *push.Waits
 	// budget gives a runtime's requests their priority.
-	budget *pushbudget.Budget
+	budget *push.Budget
 	// recheck is when to look again after an event without a version.
 	recheck   time.Duration
 	manifests chan pushed
@@ -84,7 +83,7 @@ func (f *driftFanOut) Start(ctx context.Context) error {
 			p.req = r
 			if out == f.manifests && versioned(ev) {
 				// The Manifest's reconcile reads the object past the write.
-				f.waits.Expect(r.NamespacedName, freshness.ObjectOf(ev), ev.OldResourceVersion, ev.Received)
+				f.waits.Expect(r.NamespacedName, push.ObjectOf(ev), ev.OldResourceVersion, ev.Received)
 				p.recheck = 0
 			}
 			select {

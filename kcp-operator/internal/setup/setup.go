@@ -38,7 +38,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
 	"github.com/lifecycle-manager/kcp-operator/internal/mappingmemo"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/listener"
 )
@@ -64,7 +64,7 @@ type Operator struct {
 	// PKI and Listener are nil when the push path is off.
 	PKI      *pushpki.PKI
 	Listener *listener.Server
-	Pushed   *pushindex.Tracker
+	Pushed   *push.Tracker
 }
 
 // New builds the manager and the controllers from opts and the PKI's

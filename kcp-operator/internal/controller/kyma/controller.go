@@ -19,8 +19,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
@@ -54,11 +53,11 @@ type Reconciler struct {
 	// Sources are further event sources, e.g. the push path's events.
 	Sources []source.Source
 	// Pushed measures the push path's last hop; nil without the push path.
-	Pushed *pushindex.Tracker
+	Pushed *push.Tracker
 	// Fresh holds the runtime writes pushed events reported, which a
 	// reconcile must read past; Recheck is when to look again at one it
 	// could not see. Nil without the push path.
-	Fresh   *freshness.Waits
+	Fresh   *push.Waits
 	Recheck time.Duration
 	// RequeueNoPush bounds the resync of a Kyma whose agent is not ready:
 	// without the push path, only polling sees changes in its runtime.
@@ -73,7 +72,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	start := time.Now()
 	r.Pushed.Started(req.NamespacedName)
 	pending := r.Fresh.Take(req.NamespacedName)
-	ctx = freshness.NewContext(ctx, pending)
+	ctx = push.NewContext(ctx, pending)
 	kyma := &v1beta2.Kyma{}
 	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
 		if apierrors.IsNotFound(err) {

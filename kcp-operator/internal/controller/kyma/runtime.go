@@ -12,7 +12,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 )
@@ -78,7 +78,7 @@ var runtimeKyma = v1beta2.GroupVersion.WithKind("Kyma").GroupKind()
 func readRuntimeKyma(ctx context.Context, rt *remote.Runtime, key client.ObjectKey) (*v1beta2.Kyma, error) {
 	var remoteKyma *v1beta2.Kyma
 	var notFound error
-	err := freshness.FromContext(ctx).Read(ctx, freshness.Object{GroupKind: runtimeKyma, NamespacedName: key},
+	err := push.FromContext(ctx).Read(ctx, push.Object{GroupKind: runtimeKyma, NamespacedName: key},
 		func(ctx context.Context) (string, error) {
 			remoteKyma, notFound = &v1beta2.Kyma{}, nil
 			err := rt.Get(ctx, key, remoteKyma)

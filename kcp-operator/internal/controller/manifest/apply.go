@@ -22,7 +22,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
@@ -187,7 +187,7 @@ func readPast(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructu
 	var current client.Object
 	var gone error
 	key := client.ObjectKeyFromObject(o)
-	pending, obj := freshness.FromContext(ctx), freshness.Object{GroupKind: o.GroupVersionKind().GroupKind(), NamespacedName: key}
+	pending, obj := push.FromContext(ctx), push.Object{GroupKind: o.GroupVersionKind().GroupKind(), NamespacedName: key}
 	var opts []client.GetOption
 	if cached && !pending.Awaits(obj) {
 		opts = append(opts, remote.FromServerCache())

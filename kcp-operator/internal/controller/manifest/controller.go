@@ -20,7 +20,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
@@ -53,7 +53,7 @@ type Reconciler struct {
 	// Fresh holds the runtime writes pushed drift events reported, which a
 	// reconcile must read past; Recheck is when to look again at one it
 	// could not see. Nil without the push path.
-	Fresh   *freshness.Waits
+	Fresh   *push.Waits
 	Recheck time.Duration
 	// Policy refuses rendered content before anything is applied; nil
 	// refuses nothing.
@@ -65,7 +65,7 @@ type Reconciler struct {
 // Reconcile installs the module of one Manifest and reports its state.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pending := r.Fresh.Take(req.NamespacedName)
-	res, err := r.reconcile(freshness.NewContext(ctx, pending), req)
+	res, err := r.reconcile(push.NewContext(ctx, pending), req)
 	finished := pending.Finish(res, r.Recheck)
 	if err == nil {
 		res = finished

@@ -1,4 +1,4 @@
-package freshness_test
+package push_test
 
 import (
 	"context"
@@ -12,17 +12,17 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/listener/eventsource"
 )
 
 var (
 	req  = types.NamespacedName{Namespace: "kcp-system", Name: "kyma-1"}
-	kyma = freshness.Object{
+	kyma = push.Object{
 		GroupKind:      schema.GroupKind{Group: "operator.kyma-project.io", Kind: "Kyma"},
 		NamespacedName: types.NamespacedName{Namespace: "kyma-system", Name: "default"},
 	}
-	other = freshness.Object{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, NamespacedName: types.NamespacedName{Name: "cm"}}
+	other = push.Object{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, NamespacedName: types.NamespacedName{Name: "cm"}}
 )
 
 func TestStale(t *testing.T) {
@@ -38,7 +38,7 @@ func TestStale(t *testing.T) {
 		{"9", "x", false},
 	}
 	for _, tc := range tests {
-		assert.Equal(t, tc.want, freshness.Stale(tc.read, tc.old), "read %s after %s", tc.read, tc.old)
+		assert.Equal(t, tc.want, push.Stale(tc.read, tc.old), "read %s after %s", tc.read, tc.old)
 	}
 }
 
@@ -53,10 +53,10 @@ func reads(versions ...string) (func(context.Context) (string, error), *int) {
 	}, &calls
 }
 
-func newWaits(t *testing.T, now func() time.Time) (*freshness.Waits, *prometheus.Registry) {
+func newWaits(t *testing.T, now func() time.Time) (*push.Waits, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	w, err := freshness.New(reg, "kyma", freshness.Options{FirstBackoff: time.Millisecond, Rereads: 3, MaxAge: time.Minute, Now: now})
+	w, err := push.NewWaits(reg, "kyma", push.WaitsOptions{FirstBackoff: time.Millisecond, Rereads: 3, MaxAge: time.Minute, Now: now})
 	require.NoError(t, err)
 	return w, reg
 }
@@ -71,11 +71,11 @@ func TestReadWaitsForThePushedWrite(t *testing.T) {
 		recheck   bool
 	}{
 		{name: "no pushed write: one read", shown: []string{"5"}, wantReads: 1},
-		{name: "the first read holds the write", expect: "5", shown: []string{"6"}, wantReads: 1, outcome: freshness.OutcomeFresh},
-		{name: "an early read, then the write", expect: "5", shown: []string{"5", "5", "6"}, wantReads: 3, outcome: freshness.OutcomeCaughtUp},
-		{name: "an older version is early too", expect: "5", shown: []string{"4", "7"}, wantReads: 2, outcome: freshness.OutcomeCaughtUp},
-		{name: "gone: nothing to wait for", expect: "5", shown: []string{""}, wantReads: 1, outcome: freshness.OutcomeFresh},
-		{name: "never stored: bounded, then a second look", expect: "5", shown: []string{"5"}, wantReads: 4, outcome: freshness.OutcomeGaveUp, recheck: true},
+		{name: "the first read holds the write", expect: "5", shown: []string{"6"}, wantReads: 1, outcome: push.OutcomeFresh},
+		{name: "an early read, then the write", expect: "5", shown: []string{"5", "5", "6"}, wantReads: 3, outcome: push.OutcomeCaughtUp},
+		{name: "an older version is early too", expect: "5", shown: []string{"4", "7"}, wantReads: 2, outcome: push.OutcomeCaughtUp},
+		{name: "gone: nothing to wait for", expect: "5", shown: []string{""}, wantReads: 1, outcome: push.OutcomeFresh},
+		{name: "never stored: bounded, then a second look", expect: "5", shown: []string{"5"}, wantReads: 4, outcome: push.OutcomeGaveUp, recheck: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestOldWaitsAreGivenUp(t *testing.T) {
 	require.NoError(t, p.Read(t.Context(), kyma, read))
 	assert.Equal(t, time.Hour, p.Finish(ctrl.Result{RequeueAfter: time.Hour}, time.Second).RequeueAfter, "past MaxAge the resync covers it")
 	assert.Zero(t, w.Len())
-	assert.InDelta(t, 1, readsOf(t, reg, freshness.OutcomeExpired), 0)
+	assert.InDelta(t, 1, readsOf(t, reg, push.OutcomeExpired), 0)
 }
 
 func TestReadHonoursTheContext(t *testing.T) {
@@ -167,7 +167,7 @@ func TestReadHonoursTheContext(t *testing.T) {
 }
 
 func TestNilWaitsHoldNothing(t *testing.T) {
-	var w *freshness.Waits
+	var w *push.Waits
 	w.Expect(req, kyma, "5", time.Now())
 	p := w.Take(req)
 	read, calls := reads("5")
@@ -179,13 +179,13 @@ func TestNilWaitsHoldNothing(t *testing.T) {
 func TestTheContextCarriesTheReconcilesWaits(t *testing.T) {
 	w, _ := newWaits(t, time.Now)
 	w.Expect(req, kyma, "5", time.Now())
-	ctx := freshness.NewContext(t.Context(), w.Take(req))
+	ctx := push.NewContext(t.Context(), w.Take(req))
 	read, calls := reads("5", "6")
-	require.NoError(t, freshness.FromContext(ctx).Read(ctx, kyma, read))
+	require.NoError(t, push.FromContext(ctx).Read(ctx, kyma, read))
 	assert.Equal(t, 2, *calls)
 
 	read, calls = reads("5")
-	require.NoError(t, freshness.FromContext(t.Context()).Read(t.Context(), kyma, read), "no waits without a reconcile's")
+	require.NoError(t, push.FromContext(t.Context()).Read(t.Context(), kyma, read), "no waits without a reconcile's")
 	assert.Equal(t, 1, *calls)
 }
 
@@ -197,5 +197,5 @@ func TestAwaitsUntilTheWriteIsSeen(t *testing.T) {
 	read, _ := reads("6")
 	require.NoError(t, p.Read(t.Context(), kyma, read))
 	assert.False(t, p.Awaits(kyma), "the write was read")
-	assert.False(t, freshness.FromContext(t.Context()).Awaits(kyma), "no waits without a reconcile's")
+	assert.False(t, push.FromContext(t.Context()).Awaits(kyma), "no waits without a reconcile's")
 }

@@ -1,4 +1,4 @@
-package freshness
+package push
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ func ObjectOf(ev event.Event) Object {
 	return Object{GroupKind: ev.GVK.GroupKind(), NamespacedName: ev.Object}
 }
 
-// Defaults of Options.
+// Defaults of WaitsOptions.
 const (
 	// DefaultFirstBackoff is the pause before the first reread: the API
 	// server stores a write a few milliseconds after its webhooks answered.
@@ -42,8 +42,8 @@ const (
 	MaxWaits           = 1 << 16
 )
 
-// Options tune Waits; zero values take the defaults.
-type Options struct {
+// WaitsOptions tune Waits; zero values take the defaults.
+type WaitsOptions struct {
 	FirstBackoff time.Duration
 	Rereads      int
 	MaxAge       time.Duration
@@ -67,7 +67,7 @@ type wait struct {
 // holds more than MaxWaitsPerRequest waits, and all together no more than
 // MaxWaits.
 type Waits struct {
-	opts      Options
+	opts      WaitsOptions
 	reads     *prometheus.CounterVec
 	early     prometheus.Counter
 	mu        sync.Mutex
@@ -85,9 +85,9 @@ const (
 	OutcomeDropped  = "dropped"   // not recorded: the request or all waits were at their bound
 )
 
-// New returns Waits with its metric registered on reg under name (e.g.
+// NewWaits returns Waits with its metric registered on reg under name (e.g.
 // "kyma"), so that each controller's reads are counted apart.
-func New(reg prometheus.Registerer, controller string, o Options) (*Waits, error) {
+func NewWaits(reg prometheus.Registerer, controller string, o WaitsOptions) (*Waits, error) {
 	if o.FirstBackoff <= 0 {
 		o.FirstBackoff = DefaultFirstBackoff
 	}

@@ -1,4 +1,4 @@
-package pushbudget_test
+package push_test
 
 import (
 	"fmt"
@@ -10,19 +10,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lifecycle-manager/kcp-operator/internal/pushbudget"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/listener/eventsource"
 )
 
-type clock struct{ t time.Time }
+type budgetClock struct{ t time.Time }
 
-func (c *clock) now() time.Time { return c.t }
+func (c *budgetClock) now() time.Time { return c.t }
 
-func newBudget(t *testing.T, perSecond float64, burst int) (*pushbudget.Budget, *clock, *prometheus.Registry) {
+func newBudget(t *testing.T, perSecond float64, burst int) (*push.Budget, *budgetClock, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	c := &clock{t: time.Unix(1_000_000, 0)}
-	b, err := pushbudget.New(perSecond, burst, reg, c.now)
+	c := &budgetClock{t: time.Unix(1_000_000, 0)}
+	b, err := push.NewBudget(perSecond, burst, reg, c.now)
 	require.NoError(t, err)
 	return b, c, reg
 }
@@ -32,11 +32,11 @@ func TestARuntimeBeyondItsBudgetWaitsBehindTheOthers(t *testing.T) {
 	for i := range 3 {
 		assert.Equal(t, eventsource.Priority, b.Priority("flood"), "within the burst: %d", i)
 	}
-	assert.Equal(t, pushbudget.OverBudgetPriority, b.Priority("flood"), "beyond the burst")
+	assert.Equal(t, push.OverBudgetPriority, b.Priority("flood"), "beyond the burst")
 	assert.Equal(t, eventsource.Priority, b.Priority("calm"), "another runtime has its own budget")
 	c.t = c.t.Add(500 * time.Millisecond)
 	assert.Equal(t, eventsource.Priority, b.Priority("flood"), "refilled at 2/s")
-	assert.Equal(t, pushbudget.OverBudgetPriority, b.Priority("flood"))
+	assert.Equal(t, push.OverBudgetPriority, b.Priority("flood"))
 	n, err := testutil.GatherAndCount(reg, "lifecycle_manager_push_over_budget_total")
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
@@ -59,12 +59,12 @@ func TestIdleBucketsAreDropped(t *testing.T) {
 }
 
 func TestNoBudget(t *testing.T) {
-	b, err := pushbudget.New(0, 0, prometheus.NewRegistry(), nil)
+	b, err := push.NewBudget(0, 0, prometheus.NewRegistry(), nil)
 	require.NoError(t, err)
 	assert.Nil(t, b)
 	for range 1000 {
 		assert.Equal(t, eventsource.Priority, b.Priority("flood"))
 	}
-	_, err = pushbudget.New(5, 0, prometheus.NewRegistry(), nil)
+	_, err = push.NewBudget(5, 0, prometheus.NewRegistry(), nil)
 	assert.ErrorContains(t, err, "burst 0")
 }

@@ -1,4 +1,4 @@
-package pushbudget
+package push
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ const OverBudgetPriority = handler.LowPriority
 const sweepEvery = 4096
 
 // Budget holds a token bucket per runtime ID. The zero value is not
-// usable; use New. A nil *Budget gives every request the push priority.
+// usable; use NewBudget. A nil *Budget gives every request the push priority.
 type Budget struct {
 	limit rate.Limit
 	burst int
@@ -40,10 +40,10 @@ type Budget struct {
 	sinceSweep int
 }
 
-// New returns a budget of perSecond pushed requests per runtime with
+// NewBudget returns a budget of perSecond pushed requests per runtime with
 // bursts of burst; perSecond <= 0 means no budget (nil). Its counter is
 // registered on reg.
-func New(perSecond float64, burst int, reg prometheus.Registerer, now func() time.Time) (*Budget, error) {
+func NewBudget(perSecond float64, burst int, reg prometheus.Registerer, now func() time.Time) (*Budget, error) {
 	if perSecond <= 0 {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package pushindex
+package push
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package freshness_test
+package push_test
 
 import (
 	"fmt"
@@ -12,14 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 )
 
 // churn is an hour of pushed events, one a millisecond apart in 100 ms
 // steps: every event names an object never seen before, Kymas come and go
 // every minute, and only every other Kyma is reconciled (the others were
 // deleted first). It returns the most waits and requests seen at once.
-func churn(w *freshness.Waits, c *clock) (peakWaits, peakRequests int) {
+func churn(w *push.Waits, c *clock) (peakWaits, peakRequests int) {
 	seq := 0
 	for step := range 36000 {
 		c.now = c.now.Add(100 * time.Millisecond)
@@ -27,7 +27,7 @@ func churn(w *freshness.Waits, c *clock) (peakWaits, peakRequests int) {
 		for i := range 5 {
 			seq++
 			req := types.NamespacedName{Namespace: "kcp", Name: fmt.Sprintf("kyma-%d-%d", gen, i)}
-			obj := freshness.Object{
+			obj := push.Object{
 				GroupKind:      schema.GroupKind{Kind: "ConfigMap"},
 				NamespacedName: types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("cm-%d", seq)},
 			}
@@ -44,10 +44,10 @@ func churn(w *freshness.Waits, c *clock) (peakWaits, peakRequests int) {
 
 type clock struct{ now time.Time }
 
-func newChurnWaits(tb testing.TB) (*freshness.Waits, *clock) {
+func newChurnWaits(tb testing.TB) (*push.Waits, *clock) {
 	tb.Helper()
 	c := &clock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-	w, err := freshness.New(prometheus.NewRegistry(), "kyma", freshness.Options{Now: func() time.Time { return c.now }})
+	w, err := push.NewWaits(prometheus.NewRegistry(), "kyma", push.WaitsOptions{Now: func() time.Time { return c.now }})
 	require.NoError(tb, err)
 	return w, c
 }
@@ -59,7 +59,7 @@ func TestWaitsStayBoundedUnderChurn(t *testing.T) {
 	w, c := newChurnWaits(t)
 	peakWaits, peakRequests := churn(w, c)
 	const perSecond = 50 // 5 events every 100 ms
-	assert.LessOrEqual(t, peakWaits, 2*perSecond*int(freshness.DefaultMaxAge/time.Second)+perSecond, "of 180,000 events")
+	assert.LessOrEqual(t, peakWaits, 2*perSecond*int(push.DefaultMaxAge/time.Second)+perSecond, "of 180,000 events")
 	assert.LessOrEqual(t, peakRequests, 10, "the Kymas of the last minute or two")
 }
 
@@ -68,11 +68,11 @@ func TestWaitsStayBoundedUnderChurn(t *testing.T) {
 func TestWaitsPerRequestAreCapped(t *testing.T) {
 	now := time.Now()
 	w, reg := newWaits(t, func() time.Time { return now })
-	for i := range freshness.MaxWaitsPerRequest + 10 {
-		w.Expect(req, freshness.Object{NamespacedName: types.NamespacedName{Name: fmt.Sprint(i)}}, "1", now)
+	for i := range push.MaxWaitsPerRequest + 10 {
+		w.Expect(req, push.Object{NamespacedName: types.NamespacedName{Name: fmt.Sprint(i)}}, "1", now)
 	}
-	assert.Equal(t, freshness.MaxWaitsPerRequest, w.Count())
-	assert.InDelta(t, 10, readsOf(t, reg, freshness.OutcomeDropped), 0)
+	assert.Equal(t, push.MaxWaitsPerRequest, w.Count())
+	assert.InDelta(t, 10, readsOf(t, reg, push.OutcomeDropped), 0)
 	w.Take(req)
 	assert.Zero(t, w.Count())
 }

@@ -1,4 +1,4 @@
-package freshness
+package push
 
 import (
 	"context"
