@@ -22,8 +22,6 @@ import (
 	purgectrl "github.com/lifecycle-manager/kcp-operator/internal/controller/purge"
 	skrwebhookctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/skrwebhook"
 	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
-	"github.com/lifecycle-manager/kcp-operator/internal/headroom"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
@@ -32,8 +30,8 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // builder assembles the controllers.
@@ -48,18 +46,18 @@ type builder struct {
 	// board carries the catalog's and the agent's conditions to the Kyma
 	// controller's status write.
 	board *conditions.Board
-	// pacers are the controllers' fan-outs, steered by the headroom Governor.
-	pacers []headroom.Paced
+	// pacers are the controllers' fan-outs, steered by the schedule Governor.
+	pacers []schedule.Paced
 }
 
-func (b *builder) requeue() requeue.Requeue {
+func (b *builder) requeue() schedule.Requeue {
 	o := b.opts
-	return requeue.Requeue{Success: o.RequeueSuccess, Busy: o.RequeueBusy, BusyMax: o.RequeueBusyMax, Warning: o.RequeueWarning, Error: o.RequeueError, Jitter: o.RequeueJitter}
+	return schedule.Requeue{Success: o.RequeueSuccess, Busy: o.RequeueBusy, BusyMax: o.RequeueBusyMax, Warning: o.RequeueWarning, Error: o.RequeueError, Jitter: o.RequeueJitter}
 }
 
 // requeueUnderWay is requeue for a controller whose rechecks finish its
 // work: they go before new work.
-func (b *builder) requeueUnderWay() requeue.Requeue {
+func (b *builder) requeueUnderWay() schedule.Requeue {
 	q := b.requeue()
 	q.UnderWay = true
 	return q
@@ -126,23 +124,23 @@ func (b *builder) addControllers(ctx context.Context) error {
 
 // pacer paces how a controller fans a change out to the Kymas: over
 // spread, at most --fan-out-rate per second; its backlog is a metric.
-func (b *builder) pacer(controller string, spread time.Duration) (*enqueue.Pacer, error) {
-	p := enqueue.NewPacer(enqueue.Pace{Spread: spread, Rate: b.opts.FanOutRate})
+func (b *builder) pacer(controller string, spread time.Duration) (*schedule.Pacer, error) {
+	p := schedule.NewPacer(schedule.Pace{Spread: spread, Rate: b.opts.FanOutRate})
 	if err := b.mgr.Add(p); err != nil {
 		return nil, fmt.Errorf("adding the %s fan-out: %w", controller, err)
 	}
 	b.pacers = append(b.pacers, p)
-	return p, enqueue.RegisterBacklog(b.reg, controller, p)
+	return p, schedule.RegisterBacklog(b.reg, controller, p)
 }
 
 // addGovernor slows the fan-outs while the KCP or runtime writes that
 // writes time are slow; without meters (both latency targets 0) their
 // rate is fixed.
-func (b *builder) addGovernor(writes []*headroom.Meter) error {
+func (b *builder) addGovernor(writes []*schedule.Meter) error {
 	if len(writes) == 0 {
 		return nil
 	}
-	g, err := headroom.NewGovernor(writes, b.reg, b.log.WithName("headroom"), b.pacers...)
+	g, err := schedule.NewGovernor(writes, b.reg, b.log.WithName("headroom"), b.pacers...)
 	if err != nil {
 		return err
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // Field owners of this controller's writes.
@@ -40,7 +40,7 @@ type Reconciler struct {
 	Resolver *resolve.Resolver
 	Events   events.EventRecorder
 	Metrics  *Metrics
-	Requeue  requeue.Requeue
+	Requeue  schedule.Requeue
 	// Cleanups run in the runtime when a Kyma is deleted, before the
 	// runtime Kyma and the CRDs go.
 	Cleanups []RuntimeCleanup
@@ -107,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Result, error) {
 	if err := r.ensureFinalizerAndLabel(ctx, kyma); err != nil {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	rt, err := r.Runtimes.For(ctx, kyma)
 	var remoteKyma *v1beta2.Kyma
@@ -115,7 +115,7 @@ func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Re
 		remoteKyma, err = r.syncRuntime(ctx, kyma, rt)
 	}
 	if apierrors.IsConflict(err) {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	if err != nil {
 		return r.runtimeFailed(ctx, kyma, rt, err)

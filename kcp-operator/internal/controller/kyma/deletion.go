@@ -25,8 +25,8 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // RuntimeCleanup removes what another part of the operator placed in a
@@ -85,7 +85,7 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 		return r.deletionFailed(ctx, kyma, rt, "cannot clean up the runtime", err)
 	}
 	if err := finalizer.Remove(ctx, r.KCP, kyma, shared.KymaFinalizer); err != nil {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	r.Metrics.forget(kyma.Namespace, kyma.Name)
 	return ctrl.Result{}, nil
@@ -145,11 +145,11 @@ func (r *Reconciler) deleteWithoutRuntime(ctx context.Context, kyma *v1beta2.Kym
 			return ctrl.Result{}, err
 		}
 		if err := finalizer.Remove(ctx, r.KCP, mf, append(shared.PublicManifestFinalizers(), shared.ManifestFinalizer)...); err != nil {
-			return requeue.OnConflict(err)
+			return schedule.OnConflict(err)
 		}
 	}
 	if err := finalizer.Remove(ctx, r.KCP, kyma, shared.KymaFinalizer); err != nil {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	log.FromContext(ctx).Info("deleted without cleaning the runtime: its access Secret is gone", "manifests", len(manifests))
 	r.Events.Eventf(kyma, nil, corev1.EventTypeWarning, ReasonRuntimeNotCleaned, "Delete",

@@ -26,7 +26,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
 )
 
@@ -93,7 +93,7 @@ func newHeldInstallOf(t *testing.T, name string, publish func(context.Context) e
 	h.restart = func() {
 		h.reconciler = &manifestctrl.Reconciler{
 			KCP: countingClient{Client: kcp.Client, writes: h.kcpWrites}, Runtimes: runtimes, Events: events.NewFakeRecorder(100), Parallelism: 4,
-			Requeue: requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
+			Requeue: schedule.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
 			Source:  suiteSource(fetcher),
 		}
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // StatusOwner owns the Manifest status.
@@ -40,7 +40,7 @@ type Reconciler struct {
 	Source    Source
 	Events    events.EventRecorder
 	Metrics   *Metrics
-	Requeue   requeue.Requeue
+	Requeue   schedule.Requeue
 	// Parallelism bounds the objects applied or checked at once per Manifest.
 	Parallelism int
 	// Removal says what prune and deletion may delete (internal/removal).
@@ -95,7 +95,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.finish(ctx, mf, failed(mf, v1beta2.ConditionInstallation, ReasonControlPlaneTarget, errControlPlaneTarget))
 	}
 	if err := r.ensureFinalizer(ctx, mf); err != nil {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	rt, err := r.runtime(ctx, mf)
 	if err != nil {
@@ -130,7 +130,7 @@ func (r *Reconciler) read(ctx context.Context, key types.NamespacedName) (*v1bet
 
 // finish writes the observation and requeues by state. A module under way
 // is rechecked before new work until its status has stayed the same for
-// --requeue-busy-max (see requeue.UnderWay): one that stays Processing for
+// --requeue-busy-max (see schedule.UnderWay): one that stays Processing for
 // longer must not hold up the Manifests created after it, and it is read
 // less often the longer its status stays the same.
 func (r *Reconciler) finish(ctx context.Context, mf *v1beta2.Manifest, obs observation) (ctrl.Result, error) {

@@ -26,7 +26,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // Reconciler purges Kymas stuck in deletion.
@@ -68,7 +68,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	runtimeNote, err := r.purge(ctx, kyma)
 	if apierrors.IsConflict(err) {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	if err != nil {
 		r.Metrics.purged("failed")

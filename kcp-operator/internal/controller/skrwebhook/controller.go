@@ -23,11 +23,10 @@ import (
 	"github.com/lifecycle-manager/certs/trust"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // Reconciler installs the agent of one Kyma's runtime.
@@ -57,14 +56,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() || !enqueue.TakenOver(kyma) {
+	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() || !schedule.TakenOver(kyma) {
 		// A Kyma the Kyma controller has not taken over yet comes back
-		// when it has (see enqueue.TakenOver).
+		// when it has (see schedule.TakenOver).
 		return ctrl.Result{}, nil
 	}
 	cond, agentStatus := r.install(ctx, kyma)
 	if wait := r.startingUp(kyma, cond, agentStatus); wait > 0 {
-		return requeue.UnderWay(wait), nil
+		return schedule.UnderWay(wait), nil
 	}
 	cond = r.reportRefusedURL(kyma, cond, agentStatus.WebhookURLRefused)
 	r.Board.Report(kyma, cond)

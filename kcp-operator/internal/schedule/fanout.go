@@ -1,8 +1,4 @@
-// Package enqueue holds event handlers that fan one change out to many
-// Kymas, paced so that a change does not reconcile thousands of Kymas at
-// the same moment nor faster than the API servers can also serve pushed
-// changes.
-package enqueue
+package schedule
 
 import (
 	"context"
@@ -44,7 +40,7 @@ func (a *allKymas) enqueue(ctx context.Context, obj client.Object, q workqueue.T
 	for i, k := range list.Items {
 		keys[i] = types.NamespacedName{Namespace: k.Namespace, Name: k.Name}
 	}
-	Paced(q, a.pacer, keys)
+	AddPaced(q, a.pacer, keys)
 }
 
 // Changes lets through the events p lets through, except the creations
@@ -58,9 +54,9 @@ func Changes(p predicate.Predicate) predicate.Predicate {
 	return predicate.And(p, predicate.Funcs{CreateFunc: func(e event.CreateEvent) bool { return !e.IsInInitialList }})
 }
 
-// Paced adds keys to q as background work, each at the time pacer gives
+// AddPaced adds keys to q as background work, each at the time pacer gives
 // it; without a pacer, at once.
-func Paced(q workqueue.TypedRateLimitingInterface[reconcile.Request], pacer *Pacer, keys []types.NamespacedName) {
+func AddPaced(q workqueue.TypedRateLimitingInterface[reconcile.Request], pacer *Pacer, keys []types.NamespacedName) {
 	pacer.Enqueue(q, keys)
 }
 

@@ -1,4 +1,4 @@
-package enqueue_test
+package schedule_test
 
 import (
 	"testing"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // TestBackgroundWaitsBehindOrdinaryWork checks that fan-out work is handed
@@ -25,7 +25,7 @@ func TestBackgroundWaitsBehindOrdinaryWork(t *testing.T) {
 	t.Cleanup(q.ShutDown)
 	release := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "kcp-system", Name: "released"}}
 	edited := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "kcp-system", Name: "edited"}}
-	enqueue.Background(q, release, 0)
+	schedule.Background(q, release, 0)
 	q.Add(edited)
 
 	first, _, _ := q.GetWithPriority()
@@ -47,21 +47,21 @@ func TestKymaOfSecretByKind(t *testing.T) {
 	unrelated := map[string]string{shared.PurposeLabel: "agent-tls"}
 	tests := []struct {
 		name   string
-		kind   enqueue.SecretKind
+		kind   schedule.SecretKind
 		labels map[string]string
 		want   []reconcile.Request
 	}{
-		{"access Secret to the Kyma controller", enqueue.AccessSecret, access, kyma},
-		{"certificate not to the Kyma controller", enqueue.AccessSecret, certificate, nil},
-		{"certificate to the agent controller", enqueue.CertificateSecret, certificate, kyma},
-		{"access Secret not to the agent controller", enqueue.CertificateSecret, access, nil},
-		{"no Kyma label", enqueue.AccessSecret, nil, nil},
-		{"no Kyma label, with a purpose", enqueue.CertificateSecret, unrelated, nil},
+		{"access Secret to the Kyma controller", schedule.AccessSecret, access, kyma},
+		{"certificate not to the Kyma controller", schedule.AccessSecret, certificate, nil},
+		{"certificate to the agent controller", schedule.CertificateSecret, certificate, kyma},
+		{"access Secret not to the agent controller", schedule.CertificateSecret, access, nil},
+		{"no Kyma label", schedule.AccessSecret, nil, nil},
+		{"no Kyma label, with a purpose", schedule.CertificateSecret, unrelated, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kcp-system", Name: "s", Labels: tt.labels}}
-			assert.Equal(t, tt.want, enqueue.KymaOfSecret(tt.kind)(t.Context(), s))
+			assert.Equal(t, tt.want, schedule.KymaOfSecret(tt.kind)(t.Context(), s))
 		})
 	}
 }
@@ -73,7 +73,7 @@ func TestChangesSkipWhatExistedAtStart(t *testing.T) {
 	tmpl := func(generation int64) *v1beta2.ModuleTemplate {
 		return &v1beta2.ModuleTemplate{ObjectMeta: metav1.ObjectMeta{Name: "alpha-1.0.0", Generation: generation}}
 	}
-	p := enqueue.Changes(predicate.GenerationChangedPredicate{})
+	p := schedule.Changes(predicate.GenerationChangedPredicate{})
 	tests := []struct {
 		name string
 		got  bool

@@ -1,4 +1,4 @@
-package enqueue_test
+package schedule_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // recordingQueue is a fake priority queue that records what is added, so
@@ -43,8 +43,8 @@ func (q *recordingPlainQueue) AddAfter(_ reconcile.Request, d time.Duration) {
 func TestSettledDelaysAndKeepsPriority(t *testing.T) {
 	const settle = 2 * time.Second
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "kcp-system", Name: "kyma-1"}}
-	add := handler.Funcs{UpdateFunc: func(_ context.Context, _ event.UpdateEvent, q enqueue.Queue) { q.Add(req) }}
-	addLater := handler.Funcs{UpdateFunc: func(_ context.Context, _ event.UpdateEvent, q enqueue.Queue) { q.AddAfter(req, time.Minute) }}
+	add := handler.Funcs{UpdateFunc: func(_ context.Context, _ event.UpdateEvent, q schedule.Queue) { q.Add(req) }}
+	addLater := handler.Funcs{UpdateFunc: func(_ context.Context, _ event.UpdateEvent, q schedule.Queue) { q.AddAfter(req, time.Minute) }}
 	tests := []struct {
 		name string
 		h    handler.EventHandler
@@ -59,14 +59,14 @@ func TestSettledDelaysAndKeepsPriority(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			q := &recordingQueue{}
 			e := event.UpdateEvent{ObjectOld: manifest(tt.old), ObjectNew: manifest("2")}
-			enqueue.Settled(handler.WithLowPriorityWhenUnchanged(tt.h), settle).Update(t.Context(), e, q)
+			schedule.Settled(handler.WithLowPriorityWhenUnchanged(tt.h), settle).Update(t.Context(), e, q)
 			assert.Equal(t, []priorityqueue.AddOpts{tt.want}, q.added)
 		})
 	}
 	t.Run("a queue without priorities", func(t *testing.T) {
 		q := &recordingPlainQueue{}
 		e := event.UpdateEvent{ObjectOld: manifest("1"), ObjectNew: manifest("2")}
-		enqueue.Settled(add, settle).Update(t.Context(), e, q)
+		schedule.Settled(add, settle).Update(t.Context(), e, q)
 		assert.Equal(t, []time.Duration{settle}, q.after)
 	})
 }
@@ -78,7 +78,7 @@ func TestSettledBurstIsOneRequest(t *testing.T) {
 	q := priorityqueue.New[reconcile.Request]("test")
 	t.Cleanup(q.ShutDown)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "kcp-system", Name: "kyma-1"}}
-	h := enqueue.Settled(handler.Funcs{UpdateFunc: func(_ context.Context, _ event.UpdateEvent, q enqueue.Queue) {
+	h := schedule.Settled(handler.Funcs{UpdateFunc: func(_ context.Context, _ event.UpdateEvent, q schedule.Queue) {
 		q.Add(req)
 	}}, time.Hour)
 	for rv := range 5 {

@@ -1,4 +1,4 @@
-package enqueue
+package schedule
 
 import (
 	"container/heap"
@@ -161,7 +161,7 @@ func (p *Pacer) forgetPast(now time.Time) {
 }
 
 // SetPace sets how fast the Pacer's clock runs against the wall clock,
-// from just above 0 to 1; it implements headroom.Paced.
+// from just above 0 to 1; it implements Paced.
 func (p *Pacer) SetPace(pace float64) {
 	if p == nil || pace <= 0 {
 		return

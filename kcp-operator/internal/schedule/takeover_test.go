@@ -1,4 +1,4 @@
-package enqueue_test
+package schedule_test
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // TestCatalogAndAgentFollowTheKymaControllersOrder: the catalog and agent
@@ -26,7 +26,7 @@ func TestCatalogAndAgentFollowTheKymaControllersOrder(t *testing.T) {
 		return k
 	}
 	fresh, taken := kyma(false, false, 1, nil), kyma(true, true, 1, nil)
-	p := enqueue.TakenOverKymas()
+	p := schedule.TakenOverKymas()
 	assert.False(t, p.Create(event.CreateEvent{Object: fresh}), "a new Kyma waits for the Kyma controller")
 	assert.True(t, p.Create(event.CreateEvent{Object: taken}), "a Kyma taken over before a restart")
 	assert.False(t, p.Create(event.CreateEvent{Object: kyma(true, false, 1, nil)}), "a finalizer alone (another operator's)")

@@ -1,4 +1,4 @@
-package headroom
+package schedule
 
 import (
 	"context"

@@ -1,6 +1,4 @@
-// Package requeue holds the resync intervals per state that the controllers
-// share, with jitter so that objects created together do not resync together.
-package requeue
+package schedule
 
 import (
 	"math/rand/v2"
