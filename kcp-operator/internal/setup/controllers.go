@@ -14,7 +14,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
-	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	catalogctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/catalog"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
@@ -45,7 +45,7 @@ type builder struct {
 	renderer *render.Renderer
 	// board carries the catalog's and the agent's conditions to the Kyma
 	// controller's status write.
-	board *conditions.Board
+	board *conditionboard.Board
 	// pacers are the controllers' fan-outs, steered by the schedule Governor.
 	pacers []schedule.Paced
 }
@@ -89,7 +89,7 @@ func (b *builder) addControllers(ctx context.Context) error {
 		},
 		Concurrency: b.opts.RenderConcurrency, Isolate: b.opts.RenderIsolation,
 	})
-	b.board = conditions.NewBoard()
+	b.board = conditionboard.NewBoard()
 	b.board.Settle = kymactrl.Settle
 	skr, err := b.skrWebhook()
 	if err != nil {

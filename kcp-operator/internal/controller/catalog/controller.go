@@ -15,7 +15,7 @@ import (
 
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/catalog"
-	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
@@ -30,7 +30,7 @@ type Reconciler struct {
 	// Retry is the wait after a failed sync.
 	Retry time.Duration
 	// Board takes the ModuleCatalog condition to the Kyma controller.
-	Board *conditions.Board
+	Board *conditionboard.Board
 	// PullSecret, when set, copies the image pull Secret into the runtime
 	// with the catalog (pullsecret.go).
 	PullSecret *PullSecret

@@ -17,7 +17,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
@@ -49,7 +49,7 @@ type Reconciler struct {
 	Required []string
 	// Board carries those conditions from their controllers to this one's
 	// status write.
-	Board *conditions.Board
+	Board *conditionboard.Board
 	// Sources are further event sources, e.g. the push path's events.
 	Sources []source.Source
 	// Pushed measures the push path's last hop; nil without the push path.

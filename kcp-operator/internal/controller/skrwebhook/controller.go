@@ -22,7 +22,7 @@ import (
 	"github.com/lifecycle-manager/certs/tlssecret"
 	"github.com/lifecycle-manager/certs/trust"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
-	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
@@ -44,7 +44,7 @@ type Reconciler struct {
 	// Events records problems on the Kyma (may be nil).
 	Events events.EventRecorder
 	// Board takes the SKRWebhook condition to the Kyma controller.
-	Board *conditions.Board
+	Board *conditionboard.Board
 }
 
 // Reconcile ensures the certificate and the agent, then reports.

@@ -1,4 +1,4 @@
-package conditions_test
+package conditionboard_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 )
 
 func kymaWith(conds ...metav1.Condition) *v1beta2.Kyma {
@@ -26,7 +26,7 @@ func synced(status metav1.ConditionStatus, msg string) metav1.Condition {
 	return metav1.Condition{Type: v1beta2.ConditionModuleCatalog, Status: status, Reason: "Synced", Message: msg}
 }
 
-func started(t *testing.T, b *conditions.Board) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+func started(t *testing.T, b *conditionboard.Board) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	t.Helper()
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	t.Cleanup(q.ShutDown)
@@ -49,7 +49,7 @@ func TestReportEnqueuesOnlyWhatChanges(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := conditions.NewBoard()
+			b := conditionboard.NewBoard()
 			q := started(t, b)
 			adds := 0
 			for _, c := range tc.reports {
@@ -69,7 +69,7 @@ func TestReportEnqueuesOnlyWhatChanges(t *testing.T) {
 }
 
 func TestReportsBeforeTheStartAreEnqueuedAtIt(t *testing.T) {
-	b := conditions.NewBoard()
+	b := conditionboard.NewBoard()
 	b.Report(kymaWith(), synced(metav1.ConditionTrue, "ok"))
 	q := started(t, b)
 	require.Equal(t, 1, q.Len())
@@ -94,7 +94,7 @@ func TestMergedKeepsTransitionTimesOfUnchangedConditions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := conditions.NewBoard()
+			b := conditionboard.NewBoard()
 			k := kymaWith(stored)
 			b.Report(k, tc.report)
 			conds, news := b.Merged(k)
@@ -111,14 +111,14 @@ func TestMergedKeepsTransitionTimesOfUnchangedConditions(t *testing.T) {
 }
 
 func TestForgetDropsReportsAndNilBoardHoldsNothing(t *testing.T) {
-	b := conditions.NewBoard()
+	b := conditionboard.NewBoard()
 	k := kymaWith()
 	b.Report(k, synced(metav1.ConditionTrue, "ok"))
 	require.NotNil(t, b.Find(k, v1beta2.ConditionModuleCatalog))
 	b.Forget(types(k))
 	assert.Nil(t, b.Find(k, v1beta2.ConditionModuleCatalog))
 
-	var none *conditions.Board
+	var none *conditionboard.Board
 	none.Report(k, synced(metav1.ConditionTrue, "ok"))
 	conds, news := none.Merged(k)
 	assert.Empty(t, conds)
@@ -136,7 +136,7 @@ func sameTime(want metav1.Time) func(metav1.Time) bool {
 // TestSettleDelaysOnlyWorkDone checks that a report of work done waits for
 // the settle time, to join the Kyma's other news, and a problem does not.
 func TestSettleDelaysOnlyWorkDone(t *testing.T) {
-	b := conditions.NewBoard()
+	b := conditionboard.NewBoard()
 	b.Settle = time.Hour
 	q := started(t, b)
 	b.Report(kymaWith(), synced(metav1.ConditionTrue, "ok"))
