@@ -26,7 +26,6 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
-	"github.com/lifecycle-manager/kcp-operator/internal/mappingmemo"
 )
 
 // Options tune the runtime clients.
@@ -252,7 +251,7 @@ func (c *Cache) newEntry(cfg *rest.Config) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the runtime REST mapper: %w", err)
 	}
-	return &entry{config: cfg, httpClient: httpClient, mapper: mappingmemo.New(mapper), facts: &Facts{}, lastUsed: c.now(),
+	return &entry{config: cfg, httpClient: httpClient, mapper: NewMemoMapper(mapper), facts: &Facts{}, lastUsed: c.now(),
 		clients: map[types.NamespacedName]client.Client{}}, nil
 }
 

@@ -35,7 +35,6 @@ import (
 	"github.com/lifecycle-manager/certs/config"
 	"github.com/lifecycle-manager/certs/pushpki"
 	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
-	"github.com/lifecycle-manager/kcp-operator/internal/mappingmemo"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
@@ -170,7 +169,7 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 			if err != nil {
 				return nil, fmt.Errorf("building the KCP's REST mapper: %w", err)
 			}
-			return mappingmemo.New(m), nil
+			return remote.NewMemoMapper(m), nil
 		},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces,

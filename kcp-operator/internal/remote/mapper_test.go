@@ -1,4 +1,4 @@
-package mappingmemo_test
+package remote_test
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/lifecycle-manager/kcp-operator/internal/mappingmemo"
+	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
 
 // countingMapper counts the lookups that reach it.
@@ -27,7 +27,7 @@ func TestMappingsAtAVersionAreRemembered(t *testing.T) {
 	base := meta.NewDefaultRESTMapper([]schema.GroupVersion{deployments.GroupVersion()})
 	base.Add(deployments, meta.RESTScopeNamespace)
 	inner := &countingMapper{RESTMapper: base}
-	m := mappingmemo.New(inner)
+	m := remote.NewMemoMapper(inner)
 
 	tests := []struct {
 		name        string
