@@ -17,7 +17,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/catalog"
 	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimeprep"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
@@ -80,7 +80,7 @@ func (r *Reconciler) sync(ctx context.Context, kyma *v1beta2.Kyma) (catalog.Resu
 	if err != nil {
 		return catalog.Result{}, err, err
 	}
-	if err := runtimebase.Ensure(ctx, rt); err != nil {
+	if err := runtimeprep.Ensure(ctx, rt); err != nil {
 		r.Runtimes.Forget(rt, err)
 		return catalog.Result{}, err, err
 	}

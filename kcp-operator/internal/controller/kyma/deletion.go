@@ -25,7 +25,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimeprep"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
@@ -218,7 +218,7 @@ func removeCRDsIfUnused(ctx context.Context, rt *remote.Runtime) error {
 	if len(others.Items) > 0 {
 		return nil
 	}
-	crds, err := crd.ByKind(runtimebase.CRDKinds...)
+	crds, err := crd.ByKind(runtimeprep.CRDKinds...)
 	if err != nil {
 		return err
 	}

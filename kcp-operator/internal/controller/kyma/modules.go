@@ -19,7 +19,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // moduleResult is what became of one module listed in the Kyma.
@@ -171,7 +171,7 @@ func (r *Reconciler) writeManifest(ctx context.Context, desired *v1beta2.Manifes
 	if r.applied.unseen(key, spec, now) {
 		return nil
 	}
-	if err := runtimebase.Apply(ctx, r.KCP, desired); err != nil {
+	if err := runtimewrite.Apply(ctx, r.KCP, desired); err != nil {
 		return fmt.Errorf("applying Manifest %s: %w", desired.Name, err)
 	}
 	r.applied.record(key, spec, now)

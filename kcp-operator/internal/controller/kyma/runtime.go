@@ -14,14 +14,15 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimeprep"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // syncRuntime makes sure the runtime has our CRDs, its namespace and its
 // Kyma, and that both Kymas agree on modules and channel. It returns the
 // runtime Kyma as it read or wrote it, for mirrorStatus.
 func (r *Reconciler) syncRuntime(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) (*v1beta2.Kyma, error) {
-	if err := runtimebase.Ensure(ctx, rt); err != nil {
+	if err := runtimeprep.Ensure(ctx, rt); err != nil {
 		return nil, err
 	}
 	remoteKyma, err := r.ensureRuntimeKyma(ctx, kyma, rt)
@@ -158,4 +159,4 @@ func specHash(spec v1beta2.KymaSpec) string {
 	return hashJSON(shared)
 }
 
-func hashJSON(v any) string { return runtimebase.Hash(v) }
+func hashJSON(v any) string { return runtimewrite.Hash(v) }

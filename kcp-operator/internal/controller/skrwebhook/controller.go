@@ -25,7 +25,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimeprep"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
@@ -150,7 +150,7 @@ func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) (_ metav1.
 }
 
 func (r *Reconciler) installInto(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, m tlssecret.Material) (agent.Status, error) {
-	if err := runtimebase.Ensure(ctx, rt); err != nil {
+	if err := runtimeprep.Ensure(ctx, rt); err != nil {
 		return agent.Status{}, err
 	}
 	if _, err := runtimesync.New(rt.Namespace, r.SecretName, r.PKI.Metrics).Apply(ctx, rt.Client, m); err != nil {

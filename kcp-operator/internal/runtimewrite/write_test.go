@@ -1,4 +1,4 @@
-package runtimebase_test
+package runtimewrite_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/testenv"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // configMap is the one object of the test with data.
@@ -40,13 +40,13 @@ func TestWritesAfterACreate(t *testing.T) {
 	c, ctx := env.Client, t.Context()
 
 	obj := configMap(map[string]string{"kept": "1", "dropped": "2"})
-	created, err := runtimebase.Create(ctx, c, obj)
+	created, err := runtimewrite.Create(ctx, c, obj)
 	require.NoError(t, err)
 	require.True(t, created)
 	assert.NotEmpty(t, obj.GetUID(), "the object is filled with what the server stored")
 
 	again := configMap(map[string]string{"other": "3"})
-	created, err = runtimebase.Create(ctx, c, again)
+	created, err = runtimewrite.Create(ctx, c, again)
 	require.NoError(t, err)
 	assert.False(t, created, "an existing object is not created again")
 	assert.Empty(t, again.GetUID(), "nor is the caller's object changed")
@@ -56,7 +56,7 @@ func TestWritesAfterACreate(t *testing.T) {
 	require.NoError(t, c.Update(ctx, theirs, client.FieldOwner("someone-else")))
 
 	next := configMap(map[string]string{"kept": "1", "added": "5"})
-	require.NoError(t, runtimebase.ApplyOwned(ctx, c, next))
+	require.NoError(t, runtimewrite.ApplyOwned(ctx, c, next))
 	data, _, _ := unstructured.NestedStringMap(stored(t, c).Object, "data")
 	assert.Equal(t, map[string]string{"kept": "1", "added": "5", "theirs": "4"}, data,
 		"the field the operator dropped is gone, the one someone else set stays")
@@ -65,14 +65,14 @@ func TestWritesAfterACreate(t *testing.T) {
 
 	var ours []metav1.ManagedFieldsOperationType
 	for _, e := range stored(t, c).GetManagedFields() {
-		if e.Manager == runtimebase.FieldOwner {
+		if e.Manager == runtimewrite.FieldOwner {
 			ours = append(ours, e.Operation)
 		}
 	}
 	assert.Equal(t, []metav1.ManagedFieldsOperationType{metav1.ManagedFieldsOperationApply}, ours)
 
 	last := configMap(map[string]string{"kept": "1"})
-	require.NoError(t, runtimebase.ApplyOwned(ctx, c, last))
+	require.NoError(t, runtimewrite.ApplyOwned(ctx, c, last))
 	data, _, _ = unstructured.NestedStringMap(stored(t, c).Object, "data")
 	assert.Equal(t, map[string]string{"kept": "1", "theirs": "4"}, data, "later applies prune as before")
 }

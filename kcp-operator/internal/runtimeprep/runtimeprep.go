@@ -1,10 +1,7 @@
-package runtimebase
+package runtimeprep
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -13,8 +10,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,10 +17,8 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
-
-// FieldOwner owns what the operator applies into runtimes and the KCP.
-const FieldOwner = "lifecycle-manager"
 
 // CRDKinds are the CRDs every runtime gets.
 var CRDKinds = []string{v1beta2.KymaKind, v1beta2.ModuleTemplateKind, v1beta2.ModuleReleaseMetaKind}
@@ -79,7 +72,7 @@ func applyCRD(ctx context.Context, rt *remote.Runtime, c *apiextensionsv1.Custom
 	desired.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
 	desired.Annotations = map[string]string{shared.SpecHashAnnotation: hash}
 	desired.Labels = map[string]string{shared.ManagedByLabel: shared.OperatorName}
-	if err := Apply(ctx, rt, desired); err != nil {
+	if err := runtimewrite.Apply(ctx, rt, desired); err != nil {
 		return fmt.Errorf("installing CRD %s in the runtime: %w", c.Name, err)
 	}
 	return waitEstablished(ctx, rt, c.Name)
@@ -132,30 +125,5 @@ func crdsHash(crds []*apiextensionsv1.CustomResourceDefinition) string {
 	for _, c := range crds {
 		specs = append(specs, c.Spec)
 	}
-	return Hash(specs)
-}
-
-// Hash is a short, stable hash of v's JSON.
-func Hash(v any) string {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		// Only API types are hashed and they marshal; should one ever not,
-		// a hash of its printed form still changes when it changes.
-		raw = fmt.Appendf(nil, "%#v", v)
-	}
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:16])
-}
-
-// Apply server-side applies a typed object (TypeMeta set) with FieldOwner,
-// taking over fields from other owners.
-func Apply(ctx context.Context, c client.Client, obj client.Object) error {
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return fmt.Errorf("encoding %T: %w", obj, err)
-	}
-	u := &unstructured.Unstructured{Object: content}
-	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	unstructured.RemoveNestedField(u.Object, "status")
-	return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	return runtimewrite.Hash(specs)
 }

@@ -1,17 +1,49 @@
-package runtimebase
+package runtimewrite
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// FieldOwner owns what the operator applies into runtimes and the KCP.
+const FieldOwner = "lifecycle-manager"
+
+// Hash is a short, stable hash of v's JSON.
+func Hash(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		// Only API types are hashed and they marshal; should one ever not,
+		// a hash of its printed form still changes when it changes.
+		raw = fmt.Appendf(nil, "%#v", v)
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:16])
+}
+
+// Apply server-side applies a typed object (TypeMeta set) with FieldOwner,
+// taking over fields from other owners.
+func Apply(ctx context.Context, c client.Client, obj client.Object) error {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return fmt.Errorf("encoding %T: %w", obj, err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "status")
+	return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+}
 
 // Create creates obj as FieldOwner and fills it with what the API server
 // stored; created is false, and obj unchanged, when the object exists. A
