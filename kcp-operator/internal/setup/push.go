@@ -21,12 +21,12 @@ import (
 	"github.com/lifecycle-manager/certs/pushpki"
 	"github.com/lifecycle-manager/certs/tlsreload"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
-	"github.com/lifecycle-manager/kcp-operator/internal/carotation"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pkiclient"
 	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
+	"github.com/lifecycle-manager/kcp-operator/internal/rotationtrigger"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
 	"github.com/lifecycle-manager/listener/eventsource"
@@ -64,7 +64,7 @@ func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Opti
 	if err := p.AddToManager(mgr); err != nil {
 		return nil, fmt.Errorf("adding the certificate rotation: %w", err)
 	}
-	trigger := &carotation.Trigger{
+	trigger := &rotationtrigger.Trigger{
 		Client: c, Bundle: client.ObjectKey{Namespace: certOpts.Namespace, Name: certOpts.BundleSecret},
 		Rotator: p.Rotator, Interval: 5 * time.Second, Log: log.WithName("ca-rotation"),
 		Events: recorder.Bounded{EventRecorder: mgr.GetEventRecorder("ca-rotation")},

@@ -1,4 +1,4 @@
-package carotation_test
+package rotationtrigger_test
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	"github.com/lifecycle-manager/certs/pki"
 	"github.com/lifecycle-manager/certs/pushpki"
 	"github.com/lifecycle-manager/certs/tlssecret"
-	"github.com/lifecycle-manager/kcp-operator/internal/carotation"
+	"github.com/lifecycle-manager/kcp-operator/internal/rotationtrigger"
 )
 
 type fixture struct {
@@ -50,8 +50,8 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) trigger(t *testing.T, c client.Client) *carotation.Trigger {
-	return &carotation.Trigger{Client: c, Bundle: f.bundle, Rotator: f.pki.Rotator, Interval: time.Second, Log: testr.New(t), Events: f.events}
+func (f *fixture) trigger(t *testing.T, c client.Client) *rotationtrigger.Trigger {
+	return &rotationtrigger.Trigger{Client: c, Bundle: f.bundle, Rotator: f.pki.Rotator, Interval: time.Second, Log: testr.New(t), Events: f.events}
 }
 
 func (f *fixture) secret(t *testing.T) *corev1.Secret {
@@ -99,7 +99,7 @@ func TestAnEmergencyRequestSeenAgainAfterACrashRotatesOnce(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	s := f.secret(t)
-	s.Annotations[carotation.EmergencyAnnotation] = "2030-01-01T00:00:00Z"
+	s.Annotations[rotationtrigger.EmergencyAnnotation] = "2030-01-01T00:00:00Z"
 	require.NoError(t, f.c.Update(ctx, s))
 
 	require.ErrorContains(t, f.trigger(t, patchFails{f.c}).Check(ctx), "recording the handled emergency rotation request")
@@ -112,7 +112,7 @@ func TestAnEmergencyRequestSeenAgainAfterACrashRotatesOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, f.cas(t), "the old CA left")
 	s = f.secret(t)
-	delete(s.Annotations, carotation.EmergencyHandledAnnotation) // as if the patch above had failed too
+	delete(s.Annotations, rotationtrigger.EmergencyHandledAnnotation) // as if the patch above had failed too
 	require.NoError(t, f.c.Update(ctx, s))
 	require.NoError(t, f.trigger(t, f.c).Check(ctx))
 	assert.Equal(t, 1, f.cas(t), "the restarted operator starts no second emergency rotation")
@@ -136,6 +136,6 @@ func TestADroppedForeignCAIsAnEventOnTheBundle(t *testing.T) {
 	require.NoError(t, f.trigger(t, f.c).Check(ctx))
 	require.Len(t, f.events.Events, 1)
 	ev := <-f.events.Events
-	assert.True(t, strings.HasPrefix(ev, "Warning "+carotation.ReasonForeignCADropped), ev)
+	assert.True(t, strings.HasPrefix(ev, "Warning "+rotationtrigger.ReasonForeignCADropped), ev)
 	assert.Contains(t, ev, "someone else's CA")
 }
