@@ -23,7 +23,7 @@ import (
 	"github.com/lifecycle-manager/certs/pki"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/push"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 	"github.com/lifecycle-manager/listener/event"
 )
 

@@ -26,7 +26,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 )
 
 type countingTransport struct {

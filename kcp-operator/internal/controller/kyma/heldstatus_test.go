@@ -27,7 +27,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 )
 
 // heldInstall is a Manifest that only a Manifest reconciler of the test's

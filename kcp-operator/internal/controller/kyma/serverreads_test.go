@@ -15,7 +15,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/push"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 )
 
 // readLog records the requests a runtime serves, by path: of a GET the
