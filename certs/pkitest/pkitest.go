@@ -1,17 +1,12 @@
-package testpki
+package pkitest
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/hex"
 	"math/big"
 	"net"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -75,9 +70,10 @@ type Leaf struct {
 	Cert            *x509.Certificate
 }
 
-// Issue issues a leaf valid for an hour from notBefore (backdated by the
-// pki package's clock skew allowance).
-func (c *CA) Issue(cn string, usage pki.Usage, notBefore time.Time) Leaf {
+// IssueAt issues a leaf for cn, valid for localhost and 127.0.0.1 with the
+// given usages, for an hour from notBefore (backdated by the pki package's
+// clock skew allowance).
+func (c *CA) IssueAt(cn string, usage pki.Usage, notBefore time.Time) Leaf {
 	c.t.Helper()
 	certPEM, keyPEM, err := c.CA.Issue(pki.LeafRequest{
 		CommonName: cn, DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)},
@@ -89,11 +85,18 @@ func (c *CA) Issue(cn string, usage pki.Usage, notBefore time.Time) Leaf {
 	return Leaf{CertPEM: certPEM, KeyPEM: keyPEM, Cert: certs[0]}
 }
 
+// Issue is IssueAt from now, as PEM.
+func (c *CA) Issue(cn string, usage pki.Usage) (certPEM, keyPEM []byte) {
+	c.t.Helper()
+	l := c.IssueAt(cn, usage, time.Now())
+	return l.CertPEM, l.KeyPEM
+}
+
 // Client issues a client certificate with CN runtimeID.
-func (c *CA) Client(runtimeID string) Leaf { return c.Issue(runtimeID, pki.UsageClient, time.Now()) }
+func (c *CA) Client(runtimeID string) Leaf { return c.IssueAt(runtimeID, pki.UsageClient, time.Now()) }
 
 // Server issues a server certificate for localhost and 127.0.0.1.
-func (c *CA) Server() Leaf { return c.Issue("listener", pki.UsageServer, time.Now()) }
+func (c *CA) Server() Leaf { return c.IssueAt("listener", pki.UsageServer, time.Now()) }
 
 // KeyPair returns the leaf as a tlsreload.KeyPair.
 func (l Leaf) KeyPair(t testing.TB) *tlsreload.KeyPair {
@@ -118,57 +121,6 @@ func Concat(pems ...[]byte) []byte {
 		out = append(out, p...)
 	}
 	return out
-}
-
-// EnvoyEscape percent-encodes everything but unreserved characters, as
-// Envoy encodes the Cert and Chain values.
-func EnvoyEscape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.~", c) >= 0 {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteString("%" + strings.ToUpper(hex.EncodeToString([]byte{c})))
-	}
-	return b.String()
-}
-
-// Element writes an X-Forwarded-Client-Cert element for leaf as an Istio
-// gateway does: By, Hash, quoted Cert and Chain, quoted Subject, URI.
-// chain lists the certificates after the leaf.
-func Element(leaf *x509.Certificate, chain ...*x509.Certificate) string {
-	sum := sha256.Sum256(leaf.Raw)
-	full := pki.EncodeCerts(append([]*x509.Certificate{leaf}, chain...)...)
-	return "By=spiffe://cluster.local/ns/kcp-system/sa/lifecycle-manager" +
-		";Hash=" + hex.EncodeToString(sum[:]) +
-		`;Cert="` + EnvoyEscape(string(pki.EncodeCerts(leaf))) + `"` +
-		`;Chain="` + EnvoyEscape(string(full)) + `"` +
-		`;Subject="` + strings.ReplaceAll(leaf.Subject.String(), `"`, `\"`) + `";URI=`
-}
-
-// WriteFile replaces a file the way a Secret volume does: write aside, rename.
-func WriteFile(t testing.TB, path string, data []byte) {
-	t.Helper()
-	tmp := path + ".tmp"
-	require.NoError(t, os.WriteFile(tmp, data, 0o600))
-	require.NoError(t, os.Rename(tmp, path))
-}
-
-// Files is TLS material on disk.
-type Files struct {
-	Cert, Key, CA string
-}
-
-// WriteTLSFiles writes tls.crt, tls.key and ca.crt into dir.
-func WriteTLSFiles(t testing.TB, dir string, leaf Leaf, caPEM []byte) Files {
-	t.Helper()
-	f := Files{Cert: filepath.Join(dir, "tls.crt"), Key: filepath.Join(dir, "tls.key"), CA: filepath.Join(dir, "ca.crt")}
-	WriteFile(t, f.Cert, leaf.CertPEM)
-	WriteFile(t, f.Key, leaf.KeyPEM)
-	WriteFile(t, f.CA, caPEM)
-	return f
 }
 
 // IssueWithoutCN issues a client certificate with an empty subject, which
