@@ -18,6 +18,10 @@
 // without a version (the public agent's, creates, deletes) and waits a
 // reconcile could not settle fall back to a timed second look.
 //
+// Bookkeeping wraps a controller's reconcile in that: it ends the
+// tracked hop, hands the reconcile its waits and, after it, asks for the
+// second look of what the reconcile could not see.
+//
 // Budget keeps one runtime's pushed work from crowding out the others' in
 // the operator's controllers. Pushed requests go first in a controller's
 // priority queue, so that a change someone just made does not wait behind

@@ -20,6 +20,7 @@ type Pending struct {
 	req   types.NamespacedName
 	mu    sync.Mutex
 	waits map[Object]wait
+	skip  bool
 }
 
 // Read calls read, which returns the resourceVersion of what it read of
@@ -68,6 +69,21 @@ func (p *Pending) Awaits(obj Object) bool {
 	defer p.mu.Unlock()
 	_, ok := p.waits[obj]
 	return ok
+}
+
+// Skip says that the reconcile found nothing to reconcile (its object
+// gone, paused or unreadable): its waits end with it, neither kept nor
+// looked at again, and Bookkeeping does not observe it.
+func (p *Pending) Skip() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waits, p.skip = nil, true
+}
+
+func (p *Pending) skipped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.skip
 }
 
 func (p *Pending) settle(obj Object, outcome string) {

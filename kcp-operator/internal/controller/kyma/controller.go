@@ -69,12 +69,15 @@ type Reconciler struct {
 
 // Reconcile brings one Kyma and its runtime to the desired state.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	start := time.Now()
-	r.Pushed.Started(req.NamespacedName)
-	pending := r.Fresh.Take(req.NamespacedName)
-	ctx = push.NewContext(ctx, pending)
+	bk := push.Bookkeeping{Tracker: r.Pushed, Waits: r.Fresh, Recheck: r.Recheck, Observe: r.Metrics.reconciled}
+	return bk.Reconcile(ctx, req, r.reconcileKyma)
+}
+
+// reconcileKyma reads the Kyma and reconciles it or its deletion.
+func (r *Reconciler) reconcileKyma(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	kyma := &v1beta2.Kyma{}
 	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
+		push.FromContext(ctx).Skip()
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forget(req.Namespace, req.Name)
 			r.Board.Forget(req.NamespacedName)
@@ -85,24 +88,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The label pauses reconciliation, not deletion: a Kyma users delete
 	// goes, its runtime cleaned, as with the public lifecycle manager.
 	if kyma.SkipsReconciliation() && kyma.DeletionTimestamp.IsZero() {
+		push.FromContext(ctx).Skip()
 		log.FromContext(ctx).V(1).Info("skipping: the Kyma carries " + shared.SkipReconciliationLabel)
 		return ctrl.Result{}, nil
 	}
-	var (
-		res ctrl.Result
-		err error
-	)
 	if kyma.DeletionTimestamp.IsZero() {
-		res, err = r.reconcile(ctx, kyma)
-	} else {
-		res, err = r.reconcileDeletion(ctx, kyma)
+		return r.reconcile(ctx, kyma)
 	}
-	finished := pending.Finish(res, r.Recheck)
-	if err == nil {
-		res = finished
-	}
-	r.Metrics.reconciled(time.Since(start), res, err)
-	return res, err
+	return r.reconcileDeletion(ctx, kyma)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Result, error) {

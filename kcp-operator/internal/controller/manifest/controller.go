@@ -64,13 +64,7 @@ type Reconciler struct {
 
 // Reconcile installs the module of one Manifest and reports its state.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	pending := r.Fresh.Take(req.NamespacedName)
-	res, err := r.reconcile(push.NewContext(ctx, pending), req)
-	finished := pending.Finish(res, r.Recheck)
-	if err == nil {
-		res = finished
-	}
-	return res, err
+	return push.Bookkeeping{Waits: r.Fresh, Recheck: r.Recheck}.Reconcile(ctx, req, r.reconcile)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
