@@ -14,9 +14,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
-	"github.com/lifecycle-manager/listener/internal/testpki"
+	"github.com/lifecycle-manager/listener/internal/xfcctest"
 )
 
 // BenchmarkHandler measures the server's own work per event, without the
@@ -72,7 +73,7 @@ func BenchmarkHandlerThrottled(b *testing.B) {
 // request that looks as it comes from a verified runtime.
 func handlerFixture(b *testing.B, mode listener.Mode, changes ...func(*listener.Config)) (http.Handler, *http.Request) {
 	b.Helper()
-	ca := testpki.NewCA(b, "kcp-ca")
+	ca := pkitest.NewCA(b, "kcp-ca")
 	leaf := ca.Client("rt-1")
 	cfg := listener.Config{
 		Mode: mode, Managers: []string{manager}, ClientCAs: ca.Bundle(), KeyPair: ca.Server().KeyPair(b),
@@ -97,7 +98,7 @@ func handlerFixture(b *testing.B, mode listener.Mode, changes ...func(*listener.
 	if mode == listener.ModeDirect {
 		r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{leaf.Cert}}
 	} else {
-		r.Header.Set("X-Forwarded-Client-Cert", testpki.Element(leaf.Cert))
+		r.Header.Set("X-Forwarded-Client-Cert", xfcctest.Element(leaf.Cert))
 	}
 	return srv.Handler(), r
 }

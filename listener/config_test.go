@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/certs/tlsreload"
 	"github.com/lifecycle-manager/listener"
-	"github.com/lifecycle-manager/listener/internal/testpki"
 )
 
 func TestNewRejectsBadConfigs(t *testing.T) {
 	f := newFixture(t)
-	files := testpki.WriteTLSFiles(t, t.TempDir(), f.server, f.ca.PEM())
+	files := pkitest.WriteFiles(t, t.TempDir(), f.server.CertPEM, f.server.KeyPEM, f.ca.PEM())
 	tests := []struct {
 		name    string
 		change  func(*listener.Config)

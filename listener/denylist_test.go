@@ -10,8 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lifecycle-manager/certs/denylist"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/listener"
-	"github.com/lifecycle-manager/listener/internal/testpki"
+	"github.com/lifecycle-manager/listener/internal/xfcctest"
 )
 
 // TestDeniedCertificateIsRefusedInBothModes denies one runtime's
@@ -39,10 +40,10 @@ func TestDeniedCertificateIsRefusedInBothModes(t *testing.T) {
 	gatewayCfg.DeniedCertificates = denied
 	gateway := start(t, gatewayCfg)
 	consume(t, gateway.srv)
-	viaGateway := func(l testpki.Leaf) answer {
+	viaGateway := func(l pkitest.Leaf) answer {
 		t.Helper()
 		a, err := do(t, http.DefaultClient, http.MethodPost, "http://"+gateway.addr+"/v2/klm/event", kymaBody,
-			http.Header{"X-Forwarded-Client-Cert": {testpki.Element(l.Cert)}})
+			http.Header{"X-Forwarded-Client-Cert": {xfcctest.Element(l.Cert)}})
 		require.NoError(t, err)
 		return a
 	}
@@ -65,7 +66,7 @@ func TestDeniedCertificateIsRefusedInBothModes(t *testing.T) {
 	assert.Equal(t, 2.0, metric(t, f.reg, "listener_verification_failures_total", map[string]string{"reason": "denied_certificate"}))
 	assert.Equal(t, 1.0, metric(t, gatewayReg, "listener_verification_failures_total", map[string]string{"reason": "denied_certificate"}))
 
-	for _, l := range []testpki.Leaf{other, reissued} {
+	for _, l := range []pkitest.Leaf{other, reissued} {
 		assert.Equal(t, http.StatusOK, post(t, mtlsClient(t, f.ca, &l), directURL, kymaBody).code, l.Cert.Subject.CommonName)
 		assert.Equal(t, http.StatusOK, viaGateway(l).code, l.Cert.Subject.CommonName)
 	}

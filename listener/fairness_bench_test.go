@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
-	"github.com/lifecycle-manager/listener/internal/testpki"
 )
 
 const (
@@ -53,7 +53,7 @@ func BenchmarkFairness(b *testing.B) {
 			b.Fatalf("%s: %v", floodFactorEnv, err)
 		}
 	}
-	ca := testpki.NewCA(b, "kcp-ca")
+	ca := pkitest.NewCA(b, "kcp-ca")
 	srv, ln := newBenchServer(b, listener.Config{
 		Managers: []string{manager}, KeyPair: ca.Server().KeyPair(b), ClientCAs: ca.Bundle(),
 		Registerer: prometheus.NewRegistry(), Log: logr.Discard(),

@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
-	"github.com/lifecycle-manager/listener/internal/testpki"
 )
 
 const (
@@ -37,14 +37,14 @@ func eventBody(name string) string {
 // pki is the certificate material of one test: a CA, the listener's server
 // certificate and a registry for the metrics.
 type fixture struct {
-	ca     *testpki.CA
-	server testpki.Leaf
+	ca     *pkitest.CA
+	server pkitest.Leaf
 	reg    *prometheus.Registry
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	ca := testpki.NewCA(t, "kcp-ca")
+	ca := pkitest.NewCA(t, "kcp-ca")
 	return &fixture{ca: ca, server: ca.Server(), reg: prometheus.NewRegistry()}
 }
 
@@ -127,7 +127,7 @@ func (c *collector) all() []event.Event {
 }
 
 // mtlsClient is an HTTP/1.1 client presenting leaf and trusting ca.
-func mtlsClient(t testing.TB, ca *testpki.CA, leaf *testpki.Leaf) *http.Client {
+func mtlsClient(t testing.TB, ca *pkitest.CA, leaf *pkitest.Leaf) *http.Client {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.CA.Cert)

@@ -13,8 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/listener"
-	"github.com/lifecycle-manager/listener/internal/testpki"
+	"github.com/lifecycle-manager/listener/internal/xfcctest"
 )
 
 // TestDirectModeRejectsBadCertificatesInTheHandshake checks that wrong
@@ -25,14 +26,14 @@ func TestDirectModeRejectsBadCertificatesInTheHandshake(t *testing.T) {
 	srv := start(t, f.directConfig(t))
 	consume(t, srv.srv)
 	url := "https://" + srv.addr + "/v2/klm/event"
-	untrusted := testpki.NewCA(t, "untrusted")
-	expired := f.ca.Issue("rt-old", pki.UsageClient, time.Now().Add(-3*time.Hour))
-	serverOnly := f.ca.Issue("rt-server", pki.UsageServer, time.Now())
+	untrusted := pkitest.NewCA(t, "untrusted")
+	expired := f.ca.IssueAt("rt-old", pki.UsageClient, time.Now().Add(-3*time.Hour))
+	serverOnly := f.ca.IssueAt("rt-server", pki.UsageServer, time.Now())
 	foreign := untrusted.Client("rt-1")
 
 	tests := []struct {
 		name   string
-		leaf   *testpki.Leaf
+		leaf   *pkitest.Leaf
 		reason string
 	}{
 		{"no client certificate", nil, "no_certificate"},
@@ -59,8 +60,8 @@ func TestDirectModeRejectsBadCertificatesInTheHandshake(t *testing.T) {
 // on a connection that was open before).
 func TestCARotationWithoutRestart(t *testing.T) {
 	f := newFixture(t)
-	newCA := testpki.NewCA(t, "kcp-ca-2")
-	files := testpki.WriteTLSFiles(t, t.TempDir(), f.server, f.ca.PEM())
+	newCA := pkitest.NewCA(t, "kcp-ca-2")
+	files := pkitest.WriteFiles(t, t.TempDir(), f.server.CertPEM, f.server.KeyPEM, f.ca.PEM())
 	cfg := f.directConfig(t)
 	cfg.KeyPair, cfg.ClientCAs = nil, nil
 	cfg.Files.CertFile, cfg.Files.KeyFile, cfg.Files.CAFile = files.Cert, files.Key, files.CA
@@ -75,7 +76,7 @@ func TestCARotationWithoutRestart(t *testing.T) {
 	_, err := do(t, mtlsClient(t, f.ca, &newLeaf), http.MethodPost, url, kymaBody, nil)
 	require.Error(t, err, "the new CA is not trusted yet")
 
-	testpki.WriteFile(t, files.CA, testpki.Concat(f.ca.PEM(), newCA.PEM()))
+	pkitest.WriteFile(t, files.CA, pkitest.Concat(f.ca.PEM(), newCA.PEM()))
 	require.Eventually(t, func() bool {
 		_, err := do(t, mtlsClient(t, f.ca, &newLeaf), http.MethodPost, url, kymaBody, nil)
 		return err == nil
@@ -83,7 +84,7 @@ func TestCARotationWithoutRestart(t *testing.T) {
 	assert.Equal(t, http.StatusOK, post(t, mtlsClient(t, f.ca, &oldLeaf), url, kymaBody).code, "overlap: old CA still trusted")
 	assert.Equal(t, http.StatusOK, post(t, oldConn, url, kymaBody).code, "the open connection survives the reload")
 
-	testpki.WriteFile(t, files.CA, newCA.PEM())
+	pkitest.WriteFile(t, files.CA, newCA.PEM())
 	require.Eventually(t, func() bool {
 		_, err := do(t, mtlsClient(t, f.ca, &oldLeaf), http.MethodPost, url, kymaBody, nil)
 		return err != nil
@@ -105,7 +106,7 @@ func TestCARotationWithoutRestart(t *testing.T) {
 // built from real certificates.
 func TestGatewayMode(t *testing.T) {
 	f := newFixture(t)
-	untrusted := testpki.NewCA(t, "untrusted")
+	untrusted := pkitest.NewCA(t, "untrusted")
 	rt1, victim, foreign := f.ca.Client("rt-1"), f.ca.Client("rt-victim"), untrusted.Client("rt-1")
 	newCfg := func(proxy string) listener.Config {
 		cfg := f.directConfig(t)
@@ -128,15 +129,15 @@ func TestGatewayMode(t *testing.T) {
 		wantID   string
 		wantBody string
 	}{
-		{name: "gateway element", addr: trustedSrv.addr, xfcc: []string{testpki.Element(rt1.Cert)}, wantCode: http.StatusOK, wantID: "rt-1"},
+		{name: "gateway element", addr: trustedSrv.addr, xfcc: []string{xfcctest.Element(rt1.Cert)}, wantCode: http.StatusOK, wantID: "rt-1"},
 		{
 			name: "spoofed element from the client before the gateway's", addr: trustedSrv.addr,
-			xfcc: []string{testpki.Element(victim.Cert) + "," + testpki.Element(rt1.Cert)}, wantCode: http.StatusOK, wantID: "rt-1",
+			xfcc: []string{xfcctest.Element(victim.Cert) + "," + xfcctest.Element(rt1.Cert)}, wantCode: http.StatusOK, wantID: "rt-1",
 		},
-		{name: "certificate of an untrusted CA", addr: trustedSrv.addr, xfcc: []string{testpki.Element(foreign.Cert)}, wantCode: http.StatusUnauthorized, wantBody: "unknown_authority"},
+		{name: "certificate of an untrusted CA", addr: trustedSrv.addr, xfcc: []string{xfcctest.Element(foreign.Cert)}, wantCode: http.StatusUnauthorized, wantBody: "unknown_authority"},
 		{name: "no header", addr: trustedSrv.addr, wantCode: http.StatusUnauthorized, wantBody: "no_certificate"},
 		{name: "malformed header", addr: trustedSrv.addr, xfcc: []string{`Cert="x`}, wantCode: http.StatusUnauthorized, wantBody: "malformed_xfcc"},
-		{name: "caller is not a trusted proxy", addr: untrustedSrv.addr, xfcc: []string{testpki.Element(rt1.Cert)}, wantCode: http.StatusUnauthorized, wantBody: "untrusted_proxy"},
+		{name: "caller is not a trusted proxy", addr: untrustedSrv.addr, xfcc: []string{xfcctest.Element(rt1.Cert)}, wantCode: http.StatusUnauthorized, wantBody: "untrusted_proxy"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,7 +195,7 @@ func TestGatewayModeOverTLS(t *testing.T) {
 	events := consume(t, srv.srv)
 	leaf := f.ca.Client("rt-behind-gateway")
 	a, err := do(t, mtlsClient(t, f.ca, nil), http.MethodPost, "https://"+srv.addr+"/v2/klm/event", kymaBody,
-		http.Header{"X-Forwarded-Client-Cert": {testpki.Element(leaf.Cert)}})
+		http.Header{"X-Forwarded-Client-Cert": {xfcctest.Element(leaf.Cert)}})
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, a.code, a.body)
 	require.Eventually(t, func() bool { return len(events.all()) == 1 }, 5*time.Second, time.Millisecond)

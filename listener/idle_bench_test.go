@@ -24,9 +24,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
-	"github.com/lifecycle-manager/listener/internal/testpki"
 )
 
 // Environment of the idle connection measurement.
@@ -56,7 +56,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 	if limit.Cur < uint64(n)+256 {
 		b.Skipf("file descriptor limit %d is too low for %d connections: raise ulimit -n", limit.Cur, n)
 	}
-	ca := testpki.NewCA(b, "kcp-ca")
+	ca := pkitest.NewCA(b, "kcp-ca")
 	caDir := writeCA(b, ca)
 
 	cfg := listener.Config{

@@ -26,9 +26,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
-	"github.com/lifecycle-manager/listener/internal/testpki"
 )
 
 // Environment of the load generator process.
@@ -72,7 +72,7 @@ func BenchmarkLatencyAtRate(b *testing.B) {
 // events (rate 0: as fast as possible).
 func runLoad(b *testing.B, rate float64) {
 	b.Helper()
-	ca := testpki.NewCA(b, "kcp-ca")
+	ca := pkitest.NewCA(b, "kcp-ca")
 	caDir := writeCA(b, ca)
 	cfg := listener.Config{
 		Managers: []string{manager}, KeyPair: ca.Server().KeyPair(b), ClientCAs: ca.Bundle(),
@@ -128,7 +128,7 @@ func runLoad(b *testing.B, rate float64) {
 	b.ReportMetric(float64(delivered.Load()-warmUp)/float64(events), "delivered/event")
 }
 
-func writeCA(b *testing.B, ca *testpki.CA) string {
+func writeCA(b *testing.B, ca *pkitest.CA) string {
 	b.Helper()
 	dir := b.TempDir()
 	certPEM, keyPEM, err := ca.CA.PEM()

@@ -31,10 +31,10 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/testenv"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
 	"github.com/lifecycle-manager/listener/eventsource"
-	"github.com/lifecycle-manager/listener/internal/testpki"
 )
 
 const kcpNamespace = "kcp-system"
@@ -92,7 +92,7 @@ func TestSourceEnqueuesTheMappedRequest(t *testing.T) {
 		Logger:     testr.New(t),
 	})
 	require.NoError(t, err)
-	ca := testpki.NewCA(t, "kcp-ca")
+	ca := pkitest.NewCA(t, "kcp-ca")
 	srv, err := listener.New(listener.Config{
 		Addr:      "127.0.0.1:0",
 		Managers:  []string{"klm"},
@@ -159,7 +159,7 @@ func TestSourceEnqueuesTheMappedRequest(t *testing.T) {
 	assert.ErrorContains(t, err, "unknown manager")
 }
 
-func postEvent(t *testing.T, ca *testpki.CA, leaf *testpki.Leaf, url, object string) int {
+func postEvent(t *testing.T, ca *pkitest.CA, leaf *pkitest.Leaf, url, object string) int {
 	t.Helper()
 	tr := &http.Transport{TLSClientConfig: testTLS(t, ca, leaf), DialContext: (&net.Dialer{}).DialContext}
 	defer tr.CloseIdleConnections()
@@ -174,7 +174,7 @@ func postEvent(t *testing.T, ca *testpki.CA, leaf *testpki.Leaf, url, object str
 }
 
 func ptrTo[T any](v T) *T { return &v }
-func testTLS(t *testing.T, ca *testpki.CA, leaf *testpki.Leaf) *tls.Config {
+func testTLS(t *testing.T, ca *pkitest.CA, leaf *pkitest.Leaf) *tls.Config {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.CA.Cert)

@@ -19,7 +19,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // kinds the chart renders; what is not rendered any more is deleted.
@@ -82,7 +82,7 @@ func (in *Installer) install(ctx context.Context, kyma *v1beta2.Kyma, rt *remote
 		return Status{}, err
 	}
 	memo := "agent/" + rt.Namespace
-	hash := runtimebase.Hash(values)
+	hash := runtimewrite.Hash(values)
 	if rt.Facts.Recall(memo) == hash && status.Message != missing {
 		return status, nil
 	}
@@ -225,12 +225,12 @@ func apply(ctx context.Context, rt *remote.Runtime, objs []*unstructured.Unstruc
 // write creates obj when absent and it does not exist, else applies it.
 func write(ctx context.Context, rt *remote.Runtime, obj *unstructured.Unstructured, absent bool) (*unstructured.Unstructured, error) {
 	if absent {
-		created, err := runtimebase.Create(ctx, rt, obj)
+		created, err := runtimewrite.Create(ctx, rt, obj)
 		if created || err != nil {
 			return obj, err
 		}
 	}
-	return obj, runtimebase.ApplyOwned(ctx, rt, obj)
+	return obj, runtimewrite.ApplyOwned(ctx, rt, obj)
 }
 
 // Remove deletes the agent from the runtime.

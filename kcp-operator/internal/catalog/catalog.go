@@ -17,7 +17,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // Result counts what the runtime catalog holds and what a sync changed.
@@ -155,13 +155,13 @@ func reconcileKind(ctx context.Context, rt *remote.Runtime, list client.ObjectLi
 func write(ctx context.Context, rt *remote.Runtime, obj, current client.Object) error {
 	kind := obj.GetObjectKind().GroupVersionKind().Kind
 	if current == nil {
-		if err := rt.Create(ctx, obj, client.FieldOwner(runtimebase.FieldOwner)); err != nil {
+		if err := rt.Create(ctx, obj, client.FieldOwner(runtimewrite.FieldOwner)); err != nil {
 			return fmt.Errorf("creating %s %s in the runtime: %w", kind, obj.GetName(), err)
 		}
 		return nil
 	}
 	obj.SetResourceVersion(current.GetResourceVersion())
-	if err := rt.Update(ctx, obj, client.FieldOwner(runtimebase.FieldOwner)); err != nil {
+	if err := rt.Update(ctx, obj, client.FieldOwner(runtimewrite.FieldOwner)); err != nil {
 		return fmt.Errorf("replacing %s %s in the runtime: %w", kind, obj.GetName(), err)
 	}
 	return nil
@@ -261,7 +261,7 @@ func runtimeCopy(src client.Object, ns string, out client.Object) client.Object 
 		spec = o.Spec
 	}
 	out.GetObjectKind().SetGroupVersionKind(gvk)
-	out.SetAnnotations(map[string]string{shared.SpecHashAnnotation: runtimebase.Hash([]any{labels, spec})})
+	out.SetAnnotations(map[string]string{shared.SpecHashAnnotation: runtimewrite.Hash([]any{labels, spec})})
 	return out
 }
 
@@ -271,7 +271,7 @@ func catalogHash(objs []client.Object) string {
 		hashes = append(hashes, o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName()+"="+o.GetAnnotations()[shared.SpecHashAnnotation])
 	}
 	slices.Sort(hashes)
-	return runtimebase.Hash(hashes)
+	return runtimewrite.Hash(hashes)
 }
 
 func templatesAsObjects(ts []*v1beta2.ModuleTemplate) map[string]client.Object {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/lifecycle-manager/kcp-operator/internal/componentsource"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 )
 
 func loginSecret(hosts ...string) *corev1.Secret {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // Condition is the Kyma condition that reports the copy, with the public
@@ -57,7 +57,7 @@ func (c *Copier) Sync(ctx context.Context, rt *remote.Runtime) error {
 		}
 		return fmt.Errorf("reading the image pull Secret %s: %w", c.Source, err)
 	}
-	hash := runtimebase.Hash([]any{src.Type, src.Data})
+	hash := runtimewrite.Hash([]any{src.Type, src.Data})
 	memo := "pullsecret/" + rt.Namespace + "/" + c.Source.Name
 	if rt.Facts.Recall(memo) == hash {
 		return nil
@@ -83,7 +83,7 @@ func (c *Copier) write(ctx context.Context, rt *remote.Runtime, src *corev1.Secr
 	err := rt.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	switch {
 	case apierrors.IsNotFound(err):
-		if err := rt.Create(ctx, want, client.FieldOwner(runtimebase.FieldOwner)); err != nil {
+		if err := rt.Create(ctx, want, client.FieldOwner(runtimewrite.FieldOwner)); err != nil {
 			return fmt.Errorf("creating the image pull Secret %s/%s in the runtime: %w", want.Namespace, want.Name, err)
 		}
 		return nil
@@ -96,13 +96,13 @@ func (c *Copier) write(ctx context.Context, rt *remote.Runtime, src *corev1.Secr
 		if err := rt.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("replacing the image pull Secret %s/%s of another type: %w", want.Namespace, want.Name, err)
 		}
-		if err := rt.Create(ctx, want, client.FieldOwner(runtimebase.FieldOwner)); err != nil {
+		if err := rt.Create(ctx, want, client.FieldOwner(runtimewrite.FieldOwner)); err != nil {
 			return fmt.Errorf("creating the image pull Secret %s/%s in the runtime: %w", want.Namespace, want.Name, err)
 		}
 		return nil
 	}
 	want.ResourceVersion = cur.ResourceVersion
-	if err := rt.Update(ctx, want, client.FieldOwner(runtimebase.FieldOwner)); err != nil {
+	if err := rt.Update(ctx, want, client.FieldOwner(runtimewrite.FieldOwner)); err != nil {
 		return fmt.Errorf("replacing the image pull Secret %s/%s in the runtime: %w", want.Namespace, want.Name, err)
 	}
 	return nil

@@ -24,9 +24,8 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
-	"github.com/lifecycle-manager/kcp-operator/internal/mappingmemo"
 )
 
 // Options tune the runtime clients.
@@ -252,7 +251,7 @@ func (c *Cache) newEntry(cfg *rest.Config) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the runtime REST mapper: %w", err)
 	}
-	return &entry{config: cfg, httpClient: httpClient, mapper: mappingmemo.New(mapper), facts: &Facts{}, lastUsed: c.now(),
+	return &entry{config: cfg, httpClient: httpClient, mapper: NewMemoMapper(mapper), facts: &Facts{}, lastUsed: c.now(),
 		clients: map[types.NamespacedName]client.Client{}}, nil
 }
 
@@ -260,7 +259,7 @@ func (c *Cache) newEntry(cfg *rest.Config) (*entry, error) {
 // of the Secret that holds it.
 func (c *Cache) kubeconfig(ctx context.Context, kyma *v1beta2.Kyma) ([]byte, string, error) {
 	var secrets corev1.SecretList
-	err := c.kcp.List(ctx, &secrets, append(kcpindex.OfKyma(kyma), client.UnsafeDisableDeepCopy)...)
+	err := c.kcp.List(ctx, &secrets, append(index.OfKyma(kyma), client.UnsafeDisableDeepCopy)...)
 	if err != nil {
 		return nil, "", fmt.Errorf("listing the access Secrets of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}

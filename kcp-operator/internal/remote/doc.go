@@ -18,4 +18,7 @@
 // A refused one is a *KubeconfigRefusedError for every controller that asks
 // (For is the only way to a runtime client), and it stays refused until its
 // Secret changes.
+//
+// Each connection's REST mapper is a MemoMapper, which remembers the
+// mappings of kinds at a version; the operator's KCP client uses one too.
 package remote

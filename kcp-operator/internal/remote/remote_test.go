@@ -26,7 +26,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/testenv"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 )
 
@@ -80,7 +80,7 @@ func cachedClient(ctx context.Context) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := kcpindex.Register(ctx, c); err != nil {
+	if err := index.Register(ctx, c); err != nil {
 		return nil, err
 	}
 	go func() { _ = c.Start(ctx) }()

@@ -15,7 +15,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/config"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
-	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	catalogctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/catalog"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
@@ -23,19 +23,16 @@ import (
 	purgectrl "github.com/lifecycle-manager/kcp-operator/internal/controller/purge"
 	skrwebhookctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/skrwebhook"
 	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
-	"github.com/lifecycle-manager/kcp-operator/internal/headroom"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pullsecret"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
 	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // builder assembles the controllers.
@@ -50,19 +47,19 @@ type builder struct {
 	renderer *render.Renderer
 	// board carries the catalog's and the agent's conditions to the Kyma
 	// controller's status write.
-	board *conditions.Board
-	// pacers are the controllers' fan-outs, steered by the headroom Governor.
-	pacers []headroom.Paced
+	board *conditionboard.Board
+	// pacers are the controllers' fan-outs, steered by the schedule Governor.
+	pacers []schedule.Paced
 }
 
-func (b *builder) requeue() requeue.Requeue {
+func (b *builder) requeue() schedule.Requeue {
 	o := b.opts
-	return requeue.Requeue{Success: o.RequeueSuccess, Busy: o.RequeueBusy, BusyMax: o.RequeueBusyMax, Warning: o.RequeueWarning, Error: o.RequeueError, Jitter: o.RequeueJitter}
+	return schedule.Requeue{Success: o.RequeueSuccess, Busy: o.RequeueBusy, BusyMax: o.RequeueBusyMax, Warning: o.RequeueWarning, Error: o.RequeueError, Jitter: o.RequeueJitter}
 }
 
 // requeueUnderWay is requeue for a controller whose rechecks finish its
 // work: they go before new work.
-func (b *builder) requeueUnderWay() requeue.Requeue {
+func (b *builder) requeueUnderWay() schedule.Requeue {
 	q := b.requeue()
 	q.UnderWay = true
 	return q
@@ -77,8 +74,7 @@ func (b *builder) addControllers(ctx context.Context) error {
 	for _, index := range []func(context.Context) error{
 		func(ctx context.Context) error { return resolve.Indexes(ctx, fi) },
 		func(ctx context.Context) error { return kymactrl.IndexKymas(ctx, fi) },
-		func(ctx context.Context) error { return pushindex.Register(ctx, fi) },
-		func(ctx context.Context) error { return kcpindex.Register(ctx, fi) },
+		func(ctx context.Context) error { return index.Register(ctx, fi) },
 	} {
 		if err := index(ctx); err != nil {
 			return err
@@ -95,7 +91,7 @@ func (b *builder) addControllers(ctx context.Context) error {
 		},
 		Concurrency: b.opts.RenderConcurrency, Isolate: b.opts.RenderIsolation,
 	})
-	b.board = conditions.NewBoard()
+	b.board = conditionboard.NewBoard()
 	b.board.Settle = kymactrl.Settle
 	skr, err := b.skrWebhook()
 	if err != nil {
@@ -130,23 +126,23 @@ func (b *builder) addControllers(ctx context.Context) error {
 
 // pacer paces how a controller fans a change out to the Kymas: over
 // spread, at most --fan-out-rate per second; its backlog is a metric.
-func (b *builder) pacer(controller string, spread time.Duration) (*enqueue.Pacer, error) {
-	p := enqueue.NewPacer(enqueue.Pace{Spread: spread, Rate: b.opts.FanOutRate})
+func (b *builder) pacer(controller string, spread time.Duration) (*schedule.Pacer, error) {
+	p := schedule.NewPacer(schedule.Pace{Spread: spread, Rate: b.opts.FanOutRate})
 	if err := b.mgr.Add(p); err != nil {
 		return nil, fmt.Errorf("adding the %s fan-out: %w", controller, err)
 	}
 	b.pacers = append(b.pacers, p)
-	return p, enqueue.RegisterBacklog(b.reg, controller, p)
+	return p, schedule.RegisterBacklog(b.reg, controller, p)
 }
 
 // addGovernor slows the fan-outs while the KCP or runtime writes that
 // writes time are slow; without meters (both latency targets 0) their
 // rate is fixed.
-func (b *builder) addGovernor(writes []*headroom.Meter) error {
+func (b *builder) addGovernor(writes []*schedule.Meter) error {
 	if len(writes) == 0 {
 		return nil
 	}
-	g, err := headroom.NewGovernor(writes, b.reg, b.log.WithName("headroom"), b.pacers...)
+	g, err := schedule.NewGovernor(writes, b.reg, b.log.WithName("headroom"), b.pacers...)
 	if err != nil {
 		return err
 	}

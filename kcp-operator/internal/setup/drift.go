@@ -11,9 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushbudget"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
 	"github.com/lifecycle-manager/listener/eventsource"
@@ -57,9 +56,9 @@ type driftFanOut struct {
 	reader      client.Reader
 	agentSecret string
 	// waits receives the writes the Manifests' reconciles must read past.
-	waits *freshness.Waits
+	waits *push.Waits
 	// budget gives a runtime's requests their priority.
-	budget *pushbudget.Budget
+	budget *push.Budget
 	// recheck is when to look again after an event without a version.
 	recheck   time.Duration
 	manifests chan pushed
@@ -72,9 +71,9 @@ func (f *driftFanOut) NeedLeaderElection() bool { return true }
 // Start consumes until ctx ends.
 func (f *driftFanOut) Start(ctx context.Context) error {
 	err := f.listener.Consume(ctx, agent.DriftManager, func(ev event.Event) {
-		out, reqs := f.manifests, pushindex.ManifestsOf(ctx, f.reader, ev)
+		out, reqs := f.manifests, index.ManifestsOf(ctx, f.reader, ev)
 		if f.isAgentObject(ev) {
-			out, reqs = f.agents, pushindex.KymasOf(ctx, f.reader, ev.RuntimeID)
+			out, reqs = f.agents, index.KymasOf(ctx, f.reader, ev.RuntimeID)
 		}
 		if len(reqs) == 0 {
 			return
@@ -84,7 +83,7 @@ func (f *driftFanOut) Start(ctx context.Context) error {
 			p.req = r
 			if out == f.manifests && versioned(ev) {
 				// The Manifest's reconcile reads the object past the write.
-				f.waits.Expect(r.NamespacedName, freshness.ObjectOf(ev), ev.OldResourceVersion, ev.Received)
+				f.waits.Expect(r.NamespacedName, push.ObjectOf(ev), ev.OldResourceVersion, ev.Received)
 				p.recheck = 0
 			}
 			select {

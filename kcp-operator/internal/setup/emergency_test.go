@@ -25,7 +25,7 @@ import (
 	"github.com/lifecycle-manager/certs/config"
 	"github.com/lifecycle-manager/certs/pki"
 	"github.com/lifecycle-manager/certs/tlsreload"
-	"github.com/lifecycle-manager/kcp-operator/internal/carotation"
+	"github.com/lifecycle-manager/kcp-operator/internal/rotationtrigger"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
 )
@@ -45,7 +45,7 @@ func TestEmergencyRotationRefusesTheOldCA(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, "before: whoever holds the CA key is any runtime")
 
-	annotateBundle(t, carotation.EmergencyAnnotation, time.Now().Format(time.RFC3339Nano))
+	annotateBundle(t, rotationtrigger.EmergencyAnnotation, time.Now().Format(time.RFC3339Nano))
 	require.Eventually(t, func() bool {
 		cas := bundleCAs(t)
 		return len(cas) == 1 && !cas[0].Equal(leaked.Cert)
@@ -60,8 +60,8 @@ func TestEmergencyRotationRefusesTheOldCA(t *testing.T) {
 		return err == nil && len(cas) == 1 && cas[0].Equal(newCA) && agentLeaf(t, s).CheckSignatureFrom(newCA) == nil
 	}, timeout, tick, "the runtime has the new certificate and trusts only the new CA")
 	assert.Positive(t, counter(t, "lifecycle_manager_certificate_emergency_rotations_total", "outcome", "all-agents-moved"))
-	require.Eventually(t, func() bool { return hasEvent(t, carotation.ReasonEmergencyDone) }, timeout, tick)
-	assert.True(t, hasEvent(t, carotation.ReasonEmergencyStarted))
+	require.Eventually(t, func() bool { return hasEvent(t, rotationtrigger.ReasonEmergencyDone) }, timeout, tick)
+	assert.True(t, hasEvent(t, rotationtrigger.ReasonEmergencyStarted))
 
 	// Direct mode: the operator's own listener, with real mTLS.
 	require.Eventually(t, func() bool {

@@ -30,9 +30,10 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// TestSlowKCPWritesSlowTheFanOuts checks the wiring of internal/headroom:
-// the operator's own KCP client is timed, and once most of its writes take
-// longer than --fan-out-latency-target the fan-outs' pace falls.
+// TestSlowKCPWritesSlowTheFanOuts checks the wiring of the Governor of
+// internal/schedule: the operator's own KCP client is timed, and once most
+// of its writes take longer than --fan-out-latency-target the fan-outs'
+// pace falls.
 func TestSlowKCPWritesSlowTheFanOuts(t *testing.T) {
 	pace := func() float64 {
 		return gathered(t, "lifecycle_manager_fan_out_pace")[0].GetGauge().GetValue()

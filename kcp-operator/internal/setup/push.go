@@ -21,13 +21,12 @@ import (
 	"github.com/lifecycle-manager/certs/pushpki"
 	"github.com/lifecycle-manager/certs/tlsreload"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
-	"github.com/lifecycle-manager/kcp-operator/internal/carotation"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/pkiclient"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushbudget"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/recorder"
+	"github.com/lifecycle-manager/kcp-operator/internal/rotationtrigger"
 	"github.com/lifecycle-manager/listener"
 	"github.com/lifecycle-manager/listener/event"
 	"github.com/lifecycle-manager/listener/eventsource"
@@ -45,12 +44,12 @@ type pushPath struct {
 	kymaEvents  source.Source
 	driftEvents source.Source
 	agentEvents source.Source
-	tracker     *pushindex.Tracker
+	tracker     *push.Tracker
 	// kymaWaits and manifestWaits hold the pushed writes the Kyma and
 	// Manifest reconciles must read past.
-	kymaWaits, manifestWaits *freshness.Waits
+	kymaWaits, manifestWaits *push.Waits
 	// budget demotes the pushed requests of a runtime beyond its share.
-	budget *pushbudget.Budget
+	budget *push.Budget
 }
 
 func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Options, reg prometheus.Registerer, log logr.Logger) (*pushPath, error) {
@@ -65,7 +64,7 @@ func newPushPath(mgr manager.Manager, opts options.Options, certOpts config.Opti
 	if err := p.AddToManager(mgr); err != nil {
 		return nil, fmt.Errorf("adding the certificate rotation: %w", err)
 	}
-	trigger := &carotation.Trigger{
+	trigger := &rotationtrigger.Trigger{
 		Client: c, Bundle: client.ObjectKey{Namespace: certOpts.Namespace, Name: certOpts.BundleSecret},
 		Rotator: p.Rotator, Interval: 5 * time.Second, Log: log.WithName("ca-rotation"),
 		Events: recorder.Bounded{EventRecorder: mgr.GetEventRecorder("ca-rotation")},
@@ -151,16 +150,16 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	}
 	reader := mgr.GetClient()
 	pp.listener = srv
-	if pp.tracker, err = pushindex.NewTracker(reg); err != nil {
+	if pp.tracker, err = push.NewTracker(reg); err != nil {
 		return err
 	}
 	if err := pp.addWaits(reg); err != nil {
 		return err
 	}
-	if pp.budget, err = pushbudget.New(opts.PushRuntimeRate, opts.PushRuntimeBurst, reg, nil); err != nil {
+	if pp.budget, err = push.NewBudget(opts.PushRuntimeRate, opts.PushRuntimeBurst, reg, nil); err != nil {
 		return err
 	}
-	pp.kymaEvents = eventsource.New(srv, KymaManager, pushindex.KymaEvents(reader, pp.tracker, pp.kymaWaits),
+	pp.kymaEvents = eventsource.New(srv, KymaManager, push.KymaEvents(reader, pp.tracker, pp.kymaWaits),
 		eventsource.WithRecheck(opts.PushRecheckDelay), eventsource.WithVersionWait(versioned),
 		eventsource.WithPriority(func(ev event.Event) int { return pp.budget.Priority(ev.RuntimeID) }))
 	fan := &driftFanOut{
@@ -177,10 +176,10 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 
 func (pp *pushPath) addWaits(reg prometheus.Registerer) error {
 	var err error
-	if pp.kymaWaits, err = freshness.New(reg, "kyma", freshness.Options{}); err != nil {
+	if pp.kymaWaits, err = push.NewWaits(reg, "kyma", push.WaitsOptions{}); err != nil {
 		return err
 	}
-	pp.manifestWaits, err = freshness.New(reg, "manifest", freshness.Options{})
+	pp.manifestWaits, err = push.NewWaits(reg, "manifest", push.WaitsOptions{})
 	return err
 }
 
@@ -191,7 +190,7 @@ func versioned(ev event.Event) bool { return ev.OldResourceVersion != "" }
 func acceptRuntime(reader client.Reader) func(context.Context, string) error {
 	return func(ctx context.Context, runtimeID string) error {
 		var list v1beta2.KymaList
-		if err := reader.List(ctx, &list, client.MatchingFields{pushindex.KymaRuntimeID: runtimeID}, client.UnsafeDisableDeepCopy); err != nil {
+		if err := reader.List(ctx, &list, client.MatchingFields{index.KymaRuntimeID: runtimeID}, client.UnsafeDisableDeepCopy); err != nil {
 			return err // the listener answers 503: the agent keeps the event and retries
 		}
 		if len(list.Items) == 0 {

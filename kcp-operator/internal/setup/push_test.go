@@ -22,8 +22,8 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/pki"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 	"github.com/lifecycle-manager/listener/event"
 )
 
@@ -99,7 +99,7 @@ func TestRuntimeEditIsPushed(t *testing.T) {
 	// The edit's own event: a reconcile for the new release meta may have
 	// read the edit first on a slow machine, so the event can come after
 	// the Manifest; it must come.
-	var hop pushindex.Hop
+	var hop push.Hop
 	require.Eventually(t, func() bool {
 		var ok bool
 		hop, ok = op.Pushed.Last(types.NamespacedName{Namespace: ns, Name: kymaName})

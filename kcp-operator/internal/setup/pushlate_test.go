@@ -20,7 +20,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/pki"
 	"github.com/lifecycle-manager/certs/tlsreload"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 )
 
 // These tests run after push_test.go's, which expect a Kyma without

@@ -33,12 +33,11 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/config"
 	"github.com/lifecycle-manager/certs/pushpki"
-	"github.com/lifecycle-manager/kcp-operator/internal/headroom"
 	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
-	"github.com/lifecycle-manager/kcp-operator/internal/mappingmemo"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 	"github.com/lifecycle-manager/listener"
 )
 
@@ -63,7 +62,7 @@ type Operator struct {
 	// PKI and Listener are nil when the push path is off.
 	PKI      *pushpki.PKI
 	Listener *listener.Server
-	Pushed   *pushindex.Tracker
+	Pushed   *push.Tracker
 }
 
 // New builds the manager and the controllers from opts and the PKI's
@@ -133,16 +132,16 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 // timeWrites times the operator's KCP writes (through cfg) and its runtime
 // writes (through the wrapper it returns) for the fan-out governor; a
 // target of 0 leaves those writes untimed.
-func timeWrites(cfg *rest.Config, opts options.Options) ([]*headroom.Meter, transport.WrapperFunc) {
-	var writes []*headroom.Meter
+func timeWrites(cfg *rest.Config, opts options.Options) ([]*schedule.Meter, transport.WrapperFunc) {
+	var writes []*schedule.Meter
 	if opts.FanOutLatencyTarget > 0 {
-		kcpWrites := headroom.NewMeter("KCP", opts.FanOutLatencyTarget)
+		kcpWrites := schedule.NewMeter("KCP", opts.FanOutLatencyTarget)
 		cfg.Wrap(kcpWrites.Wrap)
 		writes = append(writes, kcpWrites)
 	}
 	var wrapRuntime transport.WrapperFunc
 	if opts.FanOutRuntimeLatencyTarget > 0 {
-		runtimeWrites := headroom.NewMeter("runtime", opts.FanOutRuntimeLatencyTarget)
+		runtimeWrites := schedule.NewMeter("runtime", opts.FanOutRuntimeLatencyTarget)
 		wrapRuntime = runtimeWrites.Wrap
 		writes = append(writes, runtimeWrites)
 	}
@@ -165,7 +164,7 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 			if err != nil {
 				return nil, fmt.Errorf("building the KCP's REST mapper: %w", err)
 			}
-			return mappingmemo.New(m), nil
+			return remote.NewMemoMapper(m), nil
 		},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces,

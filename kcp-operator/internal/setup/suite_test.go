@@ -28,7 +28,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/setup"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 )
 
 // The push-path suite: the whole operator with its listener in direct

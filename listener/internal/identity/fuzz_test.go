@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/listener/internal/identity"
-	"github.com/lifecycle-manager/listener/internal/testpki"
 	"github.com/lifecycle-manager/listener/internal/xfcc"
+	"github.com/lifecycle-manager/listener/internal/xfcctest"
 )
 
 // FuzzGatewayIdentify feeds the gateway identifier any header: the XFCC
@@ -21,20 +22,20 @@ import (
 // identifies a runtime: the fuzzer cannot sign, so an accepted runtime ID
 // is always one of the CNs the test's CA issued.
 func FuzzGatewayIdentify(f *testing.F) {
-	trusted, untrusted := testpki.NewCA(f, "trusted"), testpki.NewCA(f, "untrusted")
+	trusted, untrusted := pkitest.NewCA(f, "trusted"), pkitest.NewCA(f, "untrusted")
 	inter := trusted.Intermediate("intermediate")
 	rt1, viaInter := trusted.Client("rt-1"), inter.Client("rt-inter")
 	issued := map[string]bool{"rt-1": true, "rt-inter": true}
 
-	f.Add(testpki.Element(rt1.Cert))
-	f.Add(testpki.Element(viaInter.Cert, inter.CA.Cert))
+	f.Add(xfcctest.Element(rt1.Cert))
+	f.Add(xfcctest.Element(viaInter.Cert, inter.CA.Cert))
 	f.Add(`Hash=1;Cert="` + url.PathEscape(string(rt1.CertPEM)) + `"`)
-	f.Add(`Chain="` + testpki.EnvoyEscape(string(testpki.Concat(viaInter.CertPEM, inter.PEM()))) + `"`)
-	f.Add(testpki.Element(untrusted.Client("rt-1").Cert))
-	f.Add(testpki.Element(rt1.Cert) + `,By=x;Hash=1;Subject="CN=rt-1"`)
+	f.Add(`Chain="` + xfcctest.EnvoyEscape(string(pkitest.Concat(viaInter.CertPEM, inter.PEM()))) + `"`)
+	f.Add(xfcctest.Element(untrusted.Client("rt-1").Cert))
+	f.Add(xfcctest.Element(rt1.Cert) + `,By=x;Hash=1;Subject="CN=rt-1"`)
 	f.Add(`Cert="%zz"`)
 	f.Add(`Cert="-----BEGIN CERTIFICATE-----%0AAAAA%0A-----END CERTIFICATE-----%0A"`)
-	f.Add(`Cert="` + testpki.EnvoyEscape(string(rt1.CertPEM)) + `";Chain="` + testpki.EnvoyEscape(string(rt1.CertPEM)) + `"`)
+	f.Add(`Cert="` + xfcctest.EnvoyEscape(string(rt1.CertPEM)) + `";Chain="` + xfcctest.EnvoyEscape(string(rt1.CertPEM)) + `"`)
 
 	g, err := identity.NewGateway(identity.NewVerifier(trusted.Bundle(), time.Now, 0),
 		[]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, 1)

@@ -15,9 +15,10 @@ import (
 
 	"github.com/lifecycle-manager/certs/denylist"
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/listener/internal/identity"
-	"github.com/lifecycle-manager/listener/internal/testpki"
 	"github.com/lifecycle-manager/listener/internal/xfcc"
+	"github.com/lifecycle-manager/listener/internal/xfcctest"
 )
 
 type gatewayCase struct {
@@ -31,15 +32,15 @@ type gatewayCase struct {
 }
 
 func TestGatewayIdentify(t *testing.T) {
-	trusted, untrusted := testpki.NewCA(t, "trusted"), testpki.NewCA(t, "untrusted")
+	trusted, untrusted := pkitest.NewCA(t, "trusted"), pkitest.NewCA(t, "untrusted")
 	inter := trusted.Intermediate("intermediate")
 	rt1, victim := trusted.Client("rt-1"), trusted.Client("rt-victim")
 	viaInter := inter.Client("rt-inter")
 	foreign := untrusted.Client("rt-1")
-	serverOnly := trusted.Issue("rt-server", pki.UsageServer, time.Now())
-	gw := func(l testpki.Leaf) string { return testpki.Element(l.Cert) }
+	serverOnly := trusted.IssueAt("rt-server", pki.UsageServer, time.Now())
+	gw := func(l pkitest.Leaf) string { return xfcctest.Element(l.Cert) }
 	pathEscaped := `Hash=1;Cert="` + url.PathEscape(string(rt1.CertPEM)) + `"`
-	chainOnly := `Chain="` + testpki.EnvoyEscape(string(testpki.Concat(viaInter.CertPEM, inter.PEM()))) + `"`
+	chainOnly := `Chain="` + xfcctest.EnvoyEscape(string(pkitest.Concat(viaInter.CertPEM, inter.PEM()))) + `"`
 	sidecar := `By=spiffe://cluster.local/ns/kcp-system/sa/lm;Hash=abc;Subject="";URI=spiffe://cluster.local/ns/istio-system/sa/gateway`
 
 	tests := []gatewayCase{
@@ -49,7 +50,7 @@ func TestGatewayIdentify(t *testing.T) {
 		{name: "gateway element without Cert does not fall back to the client's", headers: []string{gw(victim) + `,By=x;Hash=1;Subject="CN=rt-1"`}, wantReason: identity.ReasonNoCertificate},
 		{name: "Cert escaped like url.PathEscape", headers: []string{pathEscaped}, wantID: "rt-1"},
 		{name: "chain through an intermediate, Chain only", headers: []string{chainOnly}, wantID: "rt-inter"},
-		{name: "Cert and Chain with an intermediate", headers: []string{testpki.Element(viaInter.Cert, inter.CA.Cert)}, wantID: "rt-inter"},
+		{name: "Cert and Chain with an intermediate", headers: []string{xfcctest.Element(viaInter.Cert, inter.CA.Cert)}, wantID: "rt-inter"},
 		{name: "intermediate missing", headers: []string{gw(viaInter)}, wantReason: identity.ReasonUnknownAuthority},
 		{name: "mesh sidecar element after the gateway's, element 2", headers: []string{gw(victim) + "," + gw(rt1) + "," + sidecar}, element: 2, wantID: "rt-1"},
 		{name: "element 2 with only one element", headers: []string{gw(rt1)}, element: 2, wantReason: identity.ReasonNoCertificate},
@@ -72,7 +73,7 @@ func TestGatewayIdentify(t *testing.T) {
 	}
 }
 
-func runGatewayCase(t *testing.T, ca *testpki.CA, tc gatewayCase) {
+func runGatewayCase(t *testing.T, ca *pkitest.CA, tc gatewayCase) {
 	t.Helper()
 	now := time.Now
 	if !tc.now.IsZero() {
@@ -100,7 +101,7 @@ func runGatewayCase(t *testing.T, ca *testpki.CA, tc gatewayCase) {
 }
 
 func TestNewGatewayNeedsProxies(t *testing.T) {
-	v := identity.NewVerifier(testpki.NewCA(t, "ca").Bundle(), nil, 0)
+	v := identity.NewVerifier(pkitest.NewCA(t, "ca").Bundle(), nil, 0)
 	_, err := identity.NewGateway(v, nil, 1)
 	assert.ErrorContains(t, err, "trusted proxy")
 	_, err = identity.NewGateway(v, []netip.Prefix{{}}, 1)
@@ -108,7 +109,7 @@ func TestNewGatewayNeedsProxies(t *testing.T) {
 }
 
 func TestDirectIdentify(t *testing.T) {
-	ca := testpki.NewCA(t, "ca")
+	ca := pkitest.NewCA(t, "ca")
 	d := identity.NewDirect(identity.NewVerifier(ca.Bundle(), nil, 0))
 	r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/v2/klm/event", nil)
 	r.TLS = nil
@@ -124,7 +125,7 @@ func TestDirectIdentify(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "rt-7", id)
 
-	r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{testpki.NewCA(t, "other").Client("rt-7").Cert}}
+	r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{pkitest.NewCA(t, "other").Client("rt-7").Cert}}
 	_, err = d.Identify(r)
 	assert.Equal(t, identity.ReasonUnknownAuthority, identity.Reason(err))
 }
@@ -134,12 +135,12 @@ func TestDirectIdentify(t *testing.T) {
 // old and new CA both accepted while both are in the bundle, the old one
 // rejected as soon as it leaves.
 func TestVerifierCacheFollowsTheBundle(t *testing.T) {
-	oldCA, newCA := testpki.NewCA(t, "old"), testpki.NewCA(t, "new")
+	oldCA, newCA := pkitest.NewCA(t, "old"), pkitest.NewCA(t, "new")
 	bundle := oldCA.Bundle()
 	v := identity.NewVerifier(bundle, nil, 0)
 	oldLeaf, newLeaf := oldCA.Client("rt-old"), newCA.Client("rt-new")
 	parses := 0
-	verify := func(l testpki.Leaf) (string, error) {
+	verify := func(l pkitest.Leaf) (string, error) {
 		return v.VerifyDER(l.Cert.Raw, func() ([]*x509.Certificate, error) {
 			parses++
 			return []*x509.Certificate{l.Cert}, nil
@@ -156,7 +157,7 @@ func TestVerifierCacheFollowsTheBundle(t *testing.T) {
 	assert.Equal(t, identity.ReasonUnknownAuthority, identity.Reason(err))
 	assert.Equal(t, 1, v.Len(), "failures are not cached")
 
-	_, err = bundle.Set(testpki.Concat(oldCA.PEM(), newCA.PEM()))
+	_, err = bundle.Set(pkitest.Concat(oldCA.PEM(), newCA.PEM()))
 	require.NoError(t, err)
 	_, err = verify(oldLeaf)
 	require.NoError(t, err, "old CA still trusted during the overlap")
@@ -172,7 +173,7 @@ func TestVerifierCacheFollowsTheBundle(t *testing.T) {
 }
 
 func TestVerifierCacheIsBounded(t *testing.T) {
-	ca := testpki.NewCA(t, "ca")
+	ca := pkitest.NewCA(t, "ca")
 	v := identity.NewVerifier(ca.Bundle(), nil, 2)
 	for i := range 5 {
 		leaf := ca.Client("rt")
@@ -185,7 +186,7 @@ func TestVerifierCacheIsBounded(t *testing.T) {
 }
 
 func TestVerifierExpiresCachedVerdicts(t *testing.T) {
-	ca := testpki.NewCA(t, "ca")
+	ca := pkitest.NewCA(t, "ca")
 	leaf := ca.Client("rt-1")
 	now := time.Now()
 	v := identity.NewVerifier(ca.Bundle(), func() time.Time { return now }, 0)
@@ -205,23 +206,23 @@ func TestVerifierExpiresCachedVerdicts(t *testing.T) {
 // before it was denied; one of the same serial from another CA, listed
 // with its issuer, is not.
 func TestDenyListInBothIdentifiers(t *testing.T) {
-	ca := testpki.NewCA(t, "ca")
+	ca := pkitest.NewCA(t, "ca")
 	leaked, fine := ca.Client("rt-leaked"), ca.Client("rt-fine")
 	deny := &denylist.List{}
 	v := identity.NewVerifier(ca.Bundle(), nil, 0).WithDenyList(deny)
 	direct := identity.NewDirect(v)
 	gateway, err := identity.NewGateway(v, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, 1)
 	require.NoError(t, err)
-	identify := map[string]func(testpki.Leaf) (string, error){
-		"direct": func(l testpki.Leaf) (string, error) {
+	identify := map[string]func(pkitest.Leaf) (string, error){
+		"direct": func(l pkitest.Leaf) (string, error) {
 			r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/v2/klm/event", nil)
 			r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{l.Cert}}
 			return direct.Identify(r)
 		},
-		"gateway": func(l testpki.Leaf) (string, error) {
+		"gateway": func(l pkitest.Leaf) (string, error) {
 			r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/v2/klm/event", nil)
 			r.RemoteAddr = "10.0.0.7:51234"
-			r.Header.Add(xfcc.Header, testpki.Element(l.Cert))
+			r.Header.Add(xfcc.Header, xfcctest.Element(l.Cert))
 			return gateway.Identify(r)
 		},
 	}

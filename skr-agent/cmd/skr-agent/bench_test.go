@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/skr-agent/internal/kcptest"
-	"github.com/lifecycle-manager/skr-agent/internal/pkitest"
 )
 
 // These benchmarks measure the real binary, built with go build and run as

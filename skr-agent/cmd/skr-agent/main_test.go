@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lifecycle-manager/certs/pki"
-	"github.com/lifecycle-manager/skr-agent/internal/pkitest"
+	"github.com/lifecycle-manager/certs/pkitest"
 )
 
 // run runs the binary with only the given environment and returns its exit

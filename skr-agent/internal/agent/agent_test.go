@@ -24,11 +24,11 @@ import (
 	"github.com/lifecycle-manager/api/testenv"
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/skr-agent/internal/agent"
 	"github.com/lifecycle-manager/skr-agent/internal/config"
 	"github.com/lifecycle-manager/skr-agent/internal/event"
 	"github.com/lifecycle-manager/skr-agent/internal/kcptest"
-	"github.com/lifecycle-manager/skr-agent/internal/pkitest"
 )
 
 // env is the runtime's API server, shared by the tests of this package.

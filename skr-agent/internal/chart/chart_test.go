@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/testenv"
-	"github.com/lifecycle-manager/skr-agent/internal/pkitest"
+	"github.com/lifecycle-manager/certs/pkitest"
 )
 
 var env *testenv.Env

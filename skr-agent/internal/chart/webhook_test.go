@@ -15,10 +15,10 @@ import (
 
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/skr-agent/internal/agent"
 	"github.com/lifecycle-manager/skr-agent/internal/config"
 	"github.com/lifecycle-manager/skr-agent/internal/kcptest"
-	"github.com/lifecycle-manager/skr-agent/internal/pkitest"
 )
 
 // TestAPIServerCallsTheAgentThroughTheRenderedWebhook installs the chart's

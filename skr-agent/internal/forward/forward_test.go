@@ -15,13 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/certs/tlsreload"
 	"github.com/lifecycle-manager/skr-agent/internal/event"
 	"github.com/lifecycle-manager/skr-agent/internal/forward"
 	"github.com/lifecycle-manager/skr-agent/internal/kcp"
 	"github.com/lifecycle-manager/skr-agent/internal/kcptest"
 	"github.com/lifecycle-manager/skr-agent/internal/metrics"
-	"github.com/lifecycle-manager/skr-agent/internal/pkitest"
 	"github.com/lifecycle-manager/skr-agent/internal/queue"
 )
 

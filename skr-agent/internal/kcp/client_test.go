@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/certs/tlsreload"
 	"github.com/lifecycle-manager/skr-agent/internal/event"
 	"github.com/lifecycle-manager/skr-agent/internal/kcp"
 	"github.com/lifecycle-manager/skr-agent/internal/kcptest"
-	"github.com/lifecycle-manager/skr-agent/internal/pkitest"
 )
 
 type setup struct {

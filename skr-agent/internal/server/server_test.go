@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lifecycle-manager/certs/pki"
+	"github.com/lifecycle-manager/certs/pkitest"
 	"github.com/lifecycle-manager/certs/tlsreload"
-	"github.com/lifecycle-manager/skr-agent/internal/pkitest"
 	"github.com/lifecycle-manager/skr-agent/internal/server"
 )
 

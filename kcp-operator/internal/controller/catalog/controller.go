@@ -15,10 +15,10 @@ import (
 
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/catalog"
-	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimeprep"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // Reconciler syncs the catalog of one Kyma's runtime.
@@ -30,7 +30,7 @@ type Reconciler struct {
 	// Retry is the wait after a failed sync.
 	Retry time.Duration
 	// Board takes the ModuleCatalog condition to the Kyma controller.
-	Board *conditions.Board
+	Board *conditionboard.Board
 	// PullSecret, when set, copies the image pull Secret into the runtime
 	// with the catalog (pullsecret.go).
 	PullSecret *PullSecret
@@ -45,7 +45,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() || !enqueue.TakenOver(kyma) {
+	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() || !schedule.TakenOver(kyma) {
 		// The Kyma controller removes the catalog with the Kyma; a Kyma it
 		// has not taken over yet comes back when it has.
 		return ctrl.Result{}, nil
@@ -80,7 +80,7 @@ func (r *Reconciler) sync(ctx context.Context, kyma *v1beta2.Kyma) (catalog.Resu
 	if err != nil {
 		return catalog.Result{}, err, err
 	}
-	if err := runtimebase.Ensure(ctx, rt); err != nil {
+	if err := runtimeprep.Ensure(ctx, rt); err != nil {
 		r.Runtimes.Forget(rt, err)
 		return catalog.Result{}, err, err
 	}
@@ -116,14 +116,14 @@ func (r *Reconciler) undoIfDeleted(ctx context.Context, kyma *v1beta2.Kyma, rt *
 // SetupWithManager registers the controller. A template or release meta
 // change re-enqueues every Kyma of its namespace at pacer's pace, a change
 // of the image pull Secret every Kyma.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pacer *enqueue.Pacer) error {
-	everyKyma := enqueue.AllKymas(mgr.GetClient(), pacer)
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pacer *schedule.Pacer) error {
+	everyKyma := schedule.AllKymas(mgr.GetClient(), pacer)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("catalog").
-		For(&v1beta2.Kyma{}, builder.WithPredicates(enqueue.TakenOverKymas())).
+		For(&v1beta2.Kyma{}, builder.WithPredicates(schedule.TakenOverKymas())).
 		Watches(&v1beta2.ModuleTemplate{}, everyKyma,
-			builder.WithPredicates(enqueue.Changes(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))).
-		Watches(&v1beta2.ModuleReleaseMeta{}, everyKyma, builder.WithPredicates(enqueue.Changes(predicate.GenerationChangedPredicate{})))
+			builder.WithPredicates(schedule.Changes(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))).
+		Watches(&v1beta2.ModuleReleaseMeta{}, everyKyma, builder.WithPredicates(schedule.Changes(predicate.GenerationChangedPredicate{})))
 	if r.PullSecret != nil {
 		b = b.WatchesRawSource(r.PullSecret.source(mgr.GetClient(), pacer))
 	}

@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 	"github.com/lifecycle-manager/kcp-operator/internal/pullsecret"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // PullSecret is the image pull Secret the catalog controller keeps in
@@ -55,7 +55,7 @@ func retryPullSecret(err error) bool {
 // source enqueues every Kyma, at pacer's pace, when the KCP Secret is
 // created, changed or deleted; the Secrets of all watched namespaces' Kymas
 // are copies of it.
-func (p *PullSecret) source(kcp client.Reader, pacer *enqueue.Pacer) source.Source {
+func (p *PullSecret) source(kcp client.Reader, pacer *schedule.Pacer) source.Source {
 	everyKyma := handler.Funcs{
 		CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			enqueueEveryKyma(ctx, kcp, pacer, q)
@@ -77,7 +77,7 @@ func (p *PullSecret) source(kcp client.Reader, pacer *enqueue.Pacer) source.Sour
 	return source.Kind[client.Object](p.Cache, &corev1.Secret{}, everyKyma, changed)
 }
 
-func enqueueEveryKyma(ctx context.Context, kcp client.Reader, pacer *enqueue.Pacer, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+func enqueueEveryKyma(ctx context.Context, kcp client.Reader, pacer *schedule.Pacer, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	var list v1beta2.KymaList
 	if err := kcp.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "cannot enqueue the Kymas for a change of the image pull Secret")
@@ -87,5 +87,5 @@ func enqueueEveryKyma(ctx context.Context, kcp client.Reader, pacer *enqueue.Pac
 	for i, k := range list.Items {
 		keys[i] = types.NamespacedName{Namespace: k.Namespace, Name: k.Name}
 	}
-	enqueue.Paced(q, pacer, keys)
+	schedule.AddPaced(q, pacer, keys)
 }

@@ -25,8 +25,8 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 )
 
 type countingTransport struct {
@@ -77,7 +77,7 @@ func noOpManifest(tb testing.TB, name string) (reconcile func() error, runtimeRe
 	require.NoError(tb, err)
 	r := &manifestctrl.Reconciler{
 		KCP: kcpClient, Runtimes: runtimes, Events: events.NewFakeRecorder(1000), Parallelism: 8,
-		Requeue: requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
+		Requeue: schedule.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
 		Source:  suiteSource(fetcher),
 	}
 	req := ctrl.Request{NamespacedName: key}

@@ -17,13 +17,12 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // Field owners of this controller's writes.
@@ -41,7 +40,7 @@ type Reconciler struct {
 	Resolver *resolve.Resolver
 	Events   events.EventRecorder
 	Metrics  *Metrics
-	Requeue  requeue.Requeue
+	Requeue  schedule.Requeue
 	// Cleanups run in the runtime when a Kyma is deleted, before the
 	// runtime Kyma and the CRDs go.
 	Cleanups []RuntimeCleanup
@@ -50,15 +49,15 @@ type Reconciler struct {
 	Required []string
 	// Board carries those conditions from their controllers to this one's
 	// status write.
-	Board *conditions.Board
+	Board *conditionboard.Board
 	// Sources are further event sources, e.g. the push path's events.
 	Sources []source.Source
 	// Pushed measures the push path's last hop; nil without the push path.
-	Pushed *pushindex.Tracker
+	Pushed *push.Tracker
 	// Fresh holds the runtime writes pushed events reported, which a
 	// reconcile must read past; Recheck is when to look again at one it
 	// could not see. Nil without the push path.
-	Fresh   *freshness.Waits
+	Fresh   *push.Waits
 	Recheck time.Duration
 	// RequeueNoPush bounds the resync of a Kyma whose agent is not ready:
 	// without the push path, only polling sees changes in its runtime.
@@ -70,12 +69,15 @@ type Reconciler struct {
 
 // Reconcile brings one Kyma and its runtime to the desired state.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	start := time.Now()
-	r.Pushed.Started(req.NamespacedName)
-	pending := r.Fresh.Take(req.NamespacedName)
-	ctx = freshness.NewContext(ctx, pending)
+	bk := push.Bookkeeping{Tracker: r.Pushed, Waits: r.Fresh, Recheck: r.Recheck, Observe: r.Metrics.reconciled}
+	return bk.Reconcile(ctx, req, r.reconcileKyma)
+}
+
+// reconcileKyma reads the Kyma and reconciles it or its deletion.
+func (r *Reconciler) reconcileKyma(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	kyma := &v1beta2.Kyma{}
 	if err := r.KCP.Get(ctx, req.NamespacedName, kyma); err != nil {
+		push.FromContext(ctx).Skip()
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forget(req.Namespace, req.Name)
 			r.Board.Forget(req.NamespacedName)
@@ -86,29 +88,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The label pauses reconciliation, not deletion: a Kyma users delete
 	// goes, its runtime cleaned, as with the public lifecycle manager.
 	if kyma.SkipsReconciliation() && kyma.DeletionTimestamp.IsZero() {
+		push.FromContext(ctx).Skip()
 		log.FromContext(ctx).V(1).Info("skipping: the Kyma carries " + shared.SkipReconciliationLabel)
 		return ctrl.Result{}, nil
 	}
-	var (
-		res ctrl.Result
-		err error
-	)
 	if kyma.DeletionTimestamp.IsZero() {
-		res, err = r.reconcile(ctx, kyma)
-	} else {
-		res, err = r.reconcileDeletion(ctx, kyma)
+		return r.reconcile(ctx, kyma)
 	}
-	finished := pending.Finish(res, r.Recheck)
-	if err == nil {
-		res = finished
-	}
-	r.Metrics.reconciled(time.Since(start), res, err)
-	return res, err
+	return r.reconcileDeletion(ctx, kyma)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Result, error) {
 	if err := r.ensureFinalizerAndLabel(ctx, kyma); err != nil {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	rt, err := r.Runtimes.For(ctx, kyma)
 	var remoteKyma *v1beta2.Kyma
@@ -116,7 +108,7 @@ func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Re
 		remoteKyma, err = r.syncRuntime(ctx, kyma, rt)
 	}
 	if apierrors.IsConflict(err) {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	if err != nil {
 		return r.runtimeFailed(ctx, kyma, rt, err)

@@ -23,10 +23,10 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/catalog"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimeprep"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // RuntimeCleanup removes what another part of the operator placed in a
@@ -85,7 +85,7 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, kyma *v1beta2.Kyma) 
 		return r.deletionFailed(ctx, kyma, rt, "cannot clean up the runtime", err)
 	}
 	if err := finalizer.Remove(ctx, r.KCP, kyma, shared.KymaFinalizer); err != nil {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	r.Metrics.forget(kyma.Namespace, kyma.Name)
 	return ctrl.Result{}, nil
@@ -125,7 +125,7 @@ func (r *Reconciler) accessSecretGone(ctx context.Context, kyma *v1beta2.Kyma, r
 	// Any Secret labelled for the Kyma counts: one without the key or a
 	// second one is a mistake to fix, not a runtime let go.
 	var secrets corev1.SecretList
-	if err := r.KCP.List(ctx, &secrets, append(kcpindex.OfKyma(kyma), client.UnsafeDisableDeepCopy)...); err != nil {
+	if err := r.KCP.List(ctx, &secrets, append(index.OfKyma(kyma), client.UnsafeDisableDeepCopy)...); err != nil {
 		return false, fmt.Errorf("listing the access Secrets of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}
 	return len(secrets.Items) == 0, nil
@@ -145,11 +145,11 @@ func (r *Reconciler) deleteWithoutRuntime(ctx context.Context, kyma *v1beta2.Kym
 			return ctrl.Result{}, err
 		}
 		if err := finalizer.Remove(ctx, r.KCP, mf, append(shared.PublicManifestFinalizers(), shared.ManifestFinalizer)...); err != nil {
-			return requeue.OnConflict(err)
+			return schedule.OnConflict(err)
 		}
 	}
 	if err := finalizer.Remove(ctx, r.KCP, kyma, shared.KymaFinalizer); err != nil {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	log.FromContext(ctx).Info("deleted without cleaning the runtime: its access Secret is gone", "manifests", len(manifests))
 	r.Events.Eventf(kyma, nil, corev1.EventTypeWarning, ReasonRuntimeNotCleaned, "Delete",
@@ -218,7 +218,7 @@ func removeCRDsIfUnused(ctx context.Context, rt *remote.Runtime) error {
 	if len(others.Items) > 0 {
 		return nil
 	}
-	crds, err := crd.ByKind(runtimebase.CRDKinds...)
+	crds, err := crd.ByKind(runtimeprep.CRDKinds...)
 	if err != nil {
 		return err
 	}

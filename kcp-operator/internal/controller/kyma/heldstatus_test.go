@@ -23,11 +23,11 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 )
 
 // heldInstall is a Manifest that only a Manifest reconciler of the test's
@@ -93,7 +93,7 @@ func newHeldInstallOf(t *testing.T, name string, publish func(context.Context) e
 	h.restart = func() {
 		h.reconciler = &manifestctrl.Reconciler{
 			KCP: countingClient{Client: kcp.Client, writes: h.kcpWrites}, Runtimes: runtimes, Events: events.NewFakeRecorder(100), Parallelism: 4,
-			Requeue: requeue.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
+			Requeue: schedule.Requeue{Success: time.Hour, Busy: time.Second, Warning: time.Second, Error: time.Second},
 			Source:  suiteSource(fetcher),
 		}
 	}
@@ -107,7 +107,7 @@ func secretsOf(t *testing.T, ns string) client.Reader {
 	t.Helper()
 	c, err := cache.New(kcp.Config, cache.Options{Scheme: kcp.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	require.NoError(t, err)
-	require.NoError(t, kcpindex.Register(t.Context(), c))
+	require.NoError(t, index.Register(t.Context(), c))
 	go func() { _ = c.Start(t.Context()) }()
 	require.True(t, c.WaitForCacheSync(t.Context()))
 	return c

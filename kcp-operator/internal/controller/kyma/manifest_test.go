@@ -22,7 +22,7 @@ import (
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
 	"github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 )
 
 func eventuallyManifest(t *testing.T, name, what string, check func(*v1beta2.Manifest) bool) *v1beta2.Manifest {

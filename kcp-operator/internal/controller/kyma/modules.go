@@ -17,9 +17,9 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // moduleResult is what became of one module listed in the Kyma.
@@ -125,7 +125,7 @@ func (r *Reconciler) syncModules(ctx context.Context, kyma *v1beta2.Kyma) ([]mod
 // manifestsOf returns the Manifests of kyma by name.
 func (r *Reconciler) manifestsOf(ctx context.Context, kyma *v1beta2.Kyma) (map[string]*v1beta2.Manifest, error) {
 	var list v1beta2.ManifestList
-	if err := r.KCP.List(ctx, &list, kcpindex.OfKyma(kyma)...); err != nil {
+	if err := r.KCP.List(ctx, &list, index.OfKyma(kyma)...); err != nil {
 		return nil, fmt.Errorf("listing the Manifests of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}
 	out := make(map[string]*v1beta2.Manifest, len(list.Items))
@@ -171,7 +171,7 @@ func (r *Reconciler) writeManifest(ctx context.Context, desired *v1beta2.Manifes
 	if r.applied.unseen(key, spec, now) {
 		return nil
 	}
-	if err := runtimebase.Apply(ctx, r.KCP, desired); err != nil {
+	if err := runtimewrite.Apply(ctx, r.KCP, desired); err != nil {
 		return fmt.Errorf("applying Manifest %s: %w", desired.Name, err)
 	}
 	r.applied.record(key, spec, now)

@@ -18,7 +18,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
 	manifestctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/manifest"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 )
 
 // bombChart is the chart of the issue: 272 bytes that rendered for 12.7 s

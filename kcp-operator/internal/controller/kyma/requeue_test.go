@@ -10,7 +10,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 func TestWithoutPushShortensTheResync(t *testing.T) {
@@ -44,7 +44,7 @@ func TestWithoutPushShortensTheResync(t *testing.T) {
 // written (its stored status --requeue-busy-max old), not every
 // --requeue-busy: what it waits for comes as news.
 func TestAProcessingKymaIsRecheckedWhenItsProgressTurnsWritable(t *testing.T) {
-	r := &Reconciler{Requeue: requeue.Requeue{Success: time.Hour, Busy: 5 * time.Second, BusyMax: time.Minute, Error: 2 * time.Minute}}
+	r := &Reconciler{Requeue: schedule.Requeue{Success: time.Hour, Busy: 5 * time.Second, BusyMax: time.Minute, Error: 2 * time.Minute}}
 	status := func(state shared.State, age time.Duration) v1beta2.KymaStatus {
 		return v1beta2.KymaStatus{State: state, LastOperation: shared.LastOperation{
 			LastUpdateTime: metav1.NewTime(time.Now().Add(-age))}}

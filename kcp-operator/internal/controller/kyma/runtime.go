@@ -12,16 +12,17 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimeprep"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // syncRuntime makes sure the runtime has our CRDs, its namespace and its
 // Kyma, and that both Kymas agree on modules and channel. It returns the
 // runtime Kyma as it read or wrote it, for mirrorStatus.
 func (r *Reconciler) syncRuntime(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime) (*v1beta2.Kyma, error) {
-	if err := runtimebase.Ensure(ctx, rt); err != nil {
+	if err := runtimeprep.Ensure(ctx, rt); err != nil {
 		return nil, err
 	}
 	remoteKyma, err := r.ensureRuntimeKyma(ctx, kyma, rt)
@@ -78,7 +79,7 @@ var runtimeKyma = v1beta2.GroupVersion.WithKind("Kyma").GroupKind()
 func readRuntimeKyma(ctx context.Context, rt *remote.Runtime, key client.ObjectKey) (*v1beta2.Kyma, error) {
 	var remoteKyma *v1beta2.Kyma
 	var notFound error
-	err := freshness.FromContext(ctx).Read(ctx, freshness.Object{GroupKind: runtimeKyma, NamespacedName: key},
+	err := push.FromContext(ctx).Read(ctx, push.Object{GroupKind: runtimeKyma, NamespacedName: key},
 		func(ctx context.Context) (string, error) {
 			remoteKyma, notFound = &v1beta2.Kyma{}, nil
 			err := rt.Get(ctx, key, remoteKyma)
@@ -158,4 +159,4 @@ func specHash(spec v1beta2.KymaSpec) string {
 	return hashJSON(shared)
 }
 
-func hashJSON(v any) string { return runtimebase.Hash(v) }
+func hashJSON(v any) string { return runtimewrite.Hash(v) }

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lifecycle-manager/api/shared"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
-	"github.com/lifecycle-manager/kcp-operator/internal/testmodule"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
+	"github.com/lifecycle-manager/kcp-operator/internal/testing/testmodule"
 )
 
 // readLog records the requests a runtime serves, by path: of a GET the
@@ -99,9 +99,9 @@ func TestAPushedWriteIsReadFromStorage(t *testing.T) {
 	h.reconcile(t)
 	h.reads.of("/deployments/pushedread-operator")
 
-	waits, err := freshness.New(prometheus.NewRegistry(), "test", freshness.Options{})
+	waits, err := push.NewWaits(prometheus.NewRegistry(), "test", push.WaitsOptions{})
 	require.NoError(t, err)
-	obj := freshness.Object{GroupKind: schema.GroupKind{Group: "apps", Kind: "Deployment"},
+	obj := push.Object{GroupKind: schema.GroupKind{Group: "apps", Kind: "Deployment"},
 		NamespacedName: types.NamespacedName{Namespace: h.runtimeNamespace, Name: "pushedread-operator"}}
 	waits.Expect(h.key, obj, "1", time.Now())
 	h.reconciler.Fresh = waits

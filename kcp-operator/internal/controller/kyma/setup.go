@@ -20,8 +20,8 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // IndexKymaModules indexes Kymas by every name that can tie them to a
@@ -69,16 +69,16 @@ const Settle = 2 * time.Second
 
 // SetupWithManager registers the controller. pacer paces how a template or
 // release meta change re-enqueues the Kymas using it.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pacer *enqueue.Pacer) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pacer *schedule.Pacer) error {
 	users := &Users{Reader: mgr.GetClient(), Pacer: pacer}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kyma").
 		For(&v1beta2.Kyma{}, builder.WithPredicates(kymaChanged())).
-		Watches(&v1beta2.Manifest{}, enqueue.Settled(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
+		Watches(&v1beta2.Manifest{}, schedule.Settled(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 			&v1beta2.Kyma{}, handler.OnlyControllerOwner()), Settle), builder.WithPredicates(manifestChanged())).
 		Watches(&v1beta2.ModuleTemplate{}, users.handler(TemplateKeys), builder.WithPredicates(specOrLabelsChanged())).
 		Watches(&v1beta2.ModuleReleaseMeta{}, users.handler(ReleaseMetaKeys), builder.WithPredicates(specOrLabelsChanged())).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(enqueue.KymaOfSecret(enqueue.AccessSecret)))
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(schedule.KymaOfSecret(schedule.AccessSecret)))
 	for _, s := range r.Sources {
 		b = b.WatchesRawSource(s)
 	}
@@ -91,7 +91,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options,
 // Users finds the Kymas that use a template or release meta.
 type Users struct {
 	Reader client.Reader
-	Pacer  *enqueue.Pacer
+	Pacer  *schedule.Pacer
 }
 
 // KeysFunc returns the names a Kyma may use for obj, and whether obj is
@@ -161,7 +161,7 @@ func (u *Users) handler(keys KeysFunc) handler.EventHandler {
 				ctrl.LoggerFrom(ctx).Error(err, "cannot enqueue the users of a changed object")
 				continue
 			}
-			enqueue.Paced(q, u.Pacer, kymas)
+			schedule.AddPaced(q, u.Pacer, kymas)
 		}
 	}
 	return handler.Funcs{
@@ -224,7 +224,7 @@ func shownState(mf *v1beta2.Manifest) shared.State {
 // specOrLabelsChanged lets through the template and release-meta changes
 // that can change what a Kyma resolves, not those found at the start.
 func specOrLabelsChanged() predicate.Predicate {
-	return enqueue.Changes(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
+	return schedule.Changes(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
 }
 
 // withoutOurs drops the label the Kyma controller itself puts on a Kyma

@@ -8,7 +8,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 )
 
 // TestProgressReportsWaitForTheWriteThatEndsProcessing: a part done (the
@@ -38,7 +38,7 @@ func TestProgressReportsWaitForTheWriteThatEndsProcessing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Reconciler{Required: []string{v1beta2.ConditionModuleCatalog}, Board: conditions.NewBoard()}
+			r := &Reconciler{Required: []string{v1beta2.ConditionModuleCatalog}, Board: conditionboard.NewBoard()}
 			kyma := &v1beta2.Kyma{ObjectMeta: metav1.ObjectMeta{Namespace: "kcp-system", Name: "k", Generation: 1}}
 			kyma.Status = r.desiredStatus(kyma, module(shared.StateProcessing), nil)
 			assert.Equal(t, shared.StateProcessing, kyma.Status.State)

@@ -117,7 +117,7 @@ func testOptions() options.Options {
 	opts.RequeueWarning = time.Second
 	opts.TemplateChangeSpread = 0
 	// The suite's API servers share 2 cores with -race builds: a fan-out
-	// slowed for their latency would only make tests wait. internal/headroom
+	// slowed for their latency would only make tests wait. internal/schedule
 	// and the setup suite test the slowing.
 	opts.FanOutLatencyTarget = 0
 	opts.RuntimeTimeout = 5 * time.Second

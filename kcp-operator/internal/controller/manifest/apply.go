@@ -22,10 +22,10 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // crdEstablishTimeout bounds the wait for a module's CRDs before its other objects.
@@ -89,7 +89,7 @@ func (r *Reconciler) applyBatch(ctx context.Context, rt *remote.Runtime, mf *v1b
 				return err
 			}
 		}
-		if err := runtimebase.ApplyOwned(ctx, rt, obj); err != nil {
+		if err := runtimewrite.ApplyOwned(ctx, rt, obj); err != nil {
 			return fmt.Errorf("applying %s: %w", describe(o), err)
 		}
 		if isNamespace(o) {
@@ -118,7 +118,7 @@ func (r *Reconciler) place(ctx context.Context, rt *remote.Runtime, mf *v1beta2.
 	}
 	labelOwner(obj, mf.UID, h.manifest)
 	if !held && !h.exists {
-		ok, err := runtimebase.Create(ctx, rt, obj)
+		ok, err := runtimewrite.Create(ctx, rt, obj)
 		if err != nil {
 			return false, false, fmt.Errorf("creating %s: %w", describe(o), err)
 		}
@@ -187,7 +187,7 @@ func readPast(ctx context.Context, rt *remote.Runtime, o *unstructured.Unstructu
 	var current client.Object
 	var gone error
 	key := client.ObjectKeyFromObject(o)
-	pending, obj := freshness.FromContext(ctx), freshness.Object{GroupKind: o.GroupVersionKind().GroupKind(), NamespacedName: key}
+	pending, obj := push.FromContext(ctx), push.Object{GroupKind: o.GroupVersionKind().GroupKind(), NamespacedName: key}
 	var opts []client.GetOption
 	if cached && !pending.Awaits(obj) {
 		opts = append(opts, remote.FromServerCache())
@@ -334,7 +334,7 @@ func (v *versionSet) fingerprint() string {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	slices.Sort(v.entries)
-	return runtimebase.Hash(strings.Join(v.entries, "\n"))
+	return runtimewrite.Hash(strings.Join(v.entries, "\n"))
 }
 
 // forEach runs fn for every item with at most n at once and returns the

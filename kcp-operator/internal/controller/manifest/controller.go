@@ -20,10 +20,10 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
-	"github.com/lifecycle-manager/kcp-operator/internal/freshness"
+	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // StatusOwner owns the Manifest status.
@@ -40,7 +40,7 @@ type Reconciler struct {
 	Source    Source
 	Events    events.EventRecorder
 	Metrics   *Metrics
-	Requeue   requeue.Requeue
+	Requeue   schedule.Requeue
 	// Parallelism bounds the objects applied or checked at once per Manifest.
 	Parallelism int
 	// Removal says what prune and deletion may delete (internal/removal).
@@ -53,7 +53,7 @@ type Reconciler struct {
 	// Fresh holds the runtime writes pushed drift events reported, which a
 	// reconcile must read past; Recheck is when to look again at one it
 	// could not see. Nil without the push path.
-	Fresh   *freshness.Waits
+	Fresh   *push.Waits
 	Recheck time.Duration
 	// Policy refuses rendered content before anything is applied; nil
 	// refuses nothing.
@@ -64,13 +64,7 @@ type Reconciler struct {
 
 // Reconcile installs the module of one Manifest and reports its state.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	pending := r.Fresh.Take(req.NamespacedName)
-	res, err := r.reconcile(freshness.NewContext(ctx, pending), req)
-	finished := pending.Finish(res, r.Recheck)
-	if err == nil {
-		res = finished
-	}
-	return res, err
+	return push.Bookkeeping{Waits: r.Fresh, Recheck: r.Recheck}.Reconcile(ctx, req, r.reconcile)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -95,7 +89,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.finish(ctx, mf, failed(mf, v1beta2.ConditionInstallation, ReasonControlPlaneTarget, errControlPlaneTarget))
 	}
 	if err := r.ensureFinalizer(ctx, mf); err != nil {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	rt, err := r.runtime(ctx, mf)
 	if err != nil {
@@ -130,7 +124,7 @@ func (r *Reconciler) read(ctx context.Context, key types.NamespacedName) (*v1bet
 
 // finish writes the observation and requeues by state. A module under way
 // is rechecked before new work until its status has stayed the same for
-// --requeue-busy-max (see requeue.UnderWay): one that stays Processing for
+// --requeue-busy-max (see schedule.UnderWay): one that stays Processing for
 // longer must not hold up the Manifests created after it, and it is read
 // less often the longer its status stays the same.
 func (r *Reconciler) finish(ctx context.Context, mf *v1beta2.Manifest, obs observation) (ctrl.Result, error) {

@@ -18,7 +18,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // maxBlockersNamed bounds the user CRs a blocked deletion names.
@@ -45,7 +45,7 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, mf *v1beta2.Manifest
 			return ctrl.Result{}, joinErr(r.writeStatus(ctx, mf, obs), err)
 		}
 		r.event(mf, false, "Released", "the module is unmanaged: its resources stay in the runtime")
-		return requeue.OnConflict(r.removeFinalizer(ctx, mf))
+		return schedule.OnConflict(r.removeFinalizer(ctx, mf))
 	}
 	rt, err := r.runtime(ctx, mf)
 	if err != nil {
@@ -67,7 +67,7 @@ func (r *Reconciler) reconcileDeletion(ctx context.Context, mf *v1beta2.Manifest
 		}
 		return r.Requeue.AfterUnchanged(waiting.state, unchanged), nil
 	}
-	return requeue.OnConflict(r.removeFinalizer(ctx, mf))
+	return schedule.OnConflict(r.removeFinalizer(ctx, mf))
 }
 
 // removeModule runs the deletion steps; a non-nil observation means a step

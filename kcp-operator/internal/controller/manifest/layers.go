@@ -16,7 +16,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // LayerSource renders a Manifest from its OCI layers: the install layer
@@ -83,7 +83,7 @@ func (s *LayerSource) Render(ctx context.Context, mf *v1beta2.Manifest, target T
 		// Only when set: the hash of every Manifest stays as it was without one.
 		parts = append(parts, req.PullSecret)
 	}
-	hash := runtimebase.Hash(parts)
+	hash := runtimewrite.Hash(parts)
 	return &Rendered{Objects: objs, Hash: hash, Ignored: ignored}, nil
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // foreignOwner names who else holds an existing object that a module
@@ -49,7 +49,7 @@ func foreignOwner(current metav1.Object, module string, adopt []string) string {
 		return fmt.Sprintf("label %s=%s", shared.ManagedByLabel, by)
 	}
 	for _, e := range current.GetManagedFields() {
-		if e.Manager != runtimebase.FieldOwner && e.Subresource == "" && !slices.Contains(adopt, e.Manager) {
+		if e.Manager != runtimewrite.FieldOwner && e.Subresource == "" && !slices.Contains(adopt, e.Manager) {
 			return "field manager " + e.Manager
 		}
 	}
@@ -117,10 +117,10 @@ const CreatedByAnnotation = shared.OperatorGroup + "/created-by-manifest"
 
 // namespaceCreator is the field manager of a Namespace's create. It is not
 // the operator's apply manager, whose created fields move into its apply
-// (runtimebase.ApplyOwned) and would be dropped by the next apply of the
+// (runtimewrite.ApplyOwned) and would be dropped by the next apply of the
 // rendered Namespace, which has no such annotation: so it keeps the
 // annotation for as long as the Namespace lives.
-const namespaceCreator = runtimebase.FieldOwner + "-namespace-create"
+const namespaceCreator = runtimewrite.FieldOwner + "-namespace-create"
 
 // createNamespace creates the namespace o names unless it exists, and
 // returns the UID of the one it created: a create that succeeds is the

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lifecycle-manager/api/shared"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 func TestForeignOwner(t *testing.T) {
@@ -23,17 +23,17 @@ func TestForeignOwner(t *testing.T) {
 		want     string
 	}{
 		{name: "nobody's", want: ""},
-		{name: "only the operator's field manager", managers: []metav1.ManagedFieldsEntry{manager(runtimebase.FieldOwner, "")}, want: ""},
+		{name: "only the operator's field manager", managers: []metav1.ManagedFieldsEntry{manager(runtimewrite.FieldOwner, "")}, want: ""},
 		{name: "this module's, edited by others", labels: ours,
 			managers: []metav1.ManagedFieldsEntry{manager("kubectl-edit", ""), manager("kube-controller-manager", "")}, want: ""},
 		{name: "a status writer owns no content", managers: []metav1.ManagedFieldsEntry{manager("kube-controller-manager", "status")}, want: ""},
-		{name: "created by someone", managers: []metav1.ManagedFieldsEntry{manager(runtimebase.FieldOwner, ""), manager("helm", "")},
+		{name: "created by someone", managers: []metav1.ManagedFieldsEntry{manager(runtimewrite.FieldOwner, ""), manager("helm", "")},
 			want: "field manager helm"},
 		{name: "another tool's label", labels: map[string]string{shared.ManagedByLabel: "argocd"}, want: "label " + shared.ManagedByLabel + "=argocd"},
 		{name: "another module", labels: map[string]string{shared.ManagedByLabel: shared.OperatorName, shared.ModuleNameLabel: "lighthouse"},
 			want: "module lighthouse (label " + shared.ModuleNameLabel + "=lighthouse)"},
 		{name: "the operator's runtime objects", labels: map[string]string{shared.ManagedByLabel: shared.OperatorName},
-			managers: []metav1.ManagedFieldsEntry{manager(runtimebase.FieldOwner, "")},
+			managers: []metav1.ManagedFieldsEntry{manager(runtimewrite.FieldOwner, "")},
 			want:     "the lifecycle manager's runtime objects (label " + shared.ManagedByLabel + "=" + shared.OperatorName + " without " + shared.ModuleNameLabel + ")"},
 		{name: "adopted label", labels: map[string]string{shared.ManagedByLabel: "declarative-v2"},
 			managers: []metav1.ManagedFieldsEntry{manager("kube-controller-manager", "")}, adopt: true, want: ""},

@@ -18,7 +18,7 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // released reports whether mf's module is released (managed: false): its
@@ -106,7 +106,7 @@ func (r *Reconciler) unlabel(ctx context.Context, rt *remote.Runtime, obj *metav
 			return nil
 		}
 		patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
-		return rt.Patch(ctx, obj, patch, client.FieldOwner(runtimebase.FieldOwner))
+		return rt.Patch(ctx, obj, patch, client.FieldOwner(runtimewrite.FieldOwner))
 	})
 	switch {
 	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):

@@ -23,10 +23,10 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 	kymactrl "github.com/lifecycle-manager/kcp-operator/internal/controller/kyma"
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
-	"github.com/lifecycle-manager/kcp-operator/internal/kcpindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // Reconciler purges Kymas stuck in deletion.
@@ -68,7 +68,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	runtimeNote, err := r.purge(ctx, kyma)
 	if apierrors.IsConflict(err) {
-		return requeue.OnConflict(err)
+		return schedule.OnConflict(err)
 	}
 	if err != nil {
 		r.Metrics.purged("failed")
@@ -84,7 +84,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // returns what happened in the runtime, for the Event.
 func (r *Reconciler) purge(ctx context.Context, kyma *v1beta2.Kyma) (string, error) {
 	var manifests v1beta2.ManifestList
-	if err := r.KCP.List(ctx, &manifests, kcpindex.OfKyma(kyma)...); err != nil {
+	if err := r.KCP.List(ctx, &manifests, index.OfKyma(kyma)...); err != nil {
 		return "", fmt.Errorf("listing the Manifests of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}
 	note := "runtime cleaned up"

@@ -22,12 +22,11 @@ import (
 	"github.com/lifecycle-manager/certs/tlssecret"
 	"github.com/lifecycle-manager/certs/trust"
 	"github.com/lifecycle-manager/kcp-operator/internal/agent"
-	"github.com/lifecycle-manager/kcp-operator/internal/conditions"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
-	"github.com/lifecycle-manager/kcp-operator/internal/pushindex"
+	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/requeue"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimeprep"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // Reconciler installs the agent of one Kyma's runtime.
@@ -45,7 +44,7 @@ type Reconciler struct {
 	// Events records problems on the Kyma (may be nil).
 	Events events.EventRecorder
 	// Board takes the SKRWebhook condition to the Kyma controller.
-	Board *conditions.Board
+	Board *conditionboard.Board
 }
 
 // Reconcile ensures the certificate and the agent, then reports.
@@ -57,14 +56,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() || !enqueue.TakenOver(kyma) {
+	if kyma.SkipsReconciliation() || !kyma.DeletionTimestamp.IsZero() || !schedule.TakenOver(kyma) {
 		// A Kyma the Kyma controller has not taken over yet comes back
-		// when it has (see enqueue.TakenOver).
+		// when it has (see schedule.TakenOver).
 		return ctrl.Result{}, nil
 	}
 	cond, agentStatus := r.install(ctx, kyma)
 	if wait := r.startingUp(kyma, cond, agentStatus); wait > 0 {
-		return requeue.UnderWay(wait), nil
+		return schedule.UnderWay(wait), nil
 	}
 	cond = r.reportRefusedURL(kyma, cond, agentStatus.WebhookURLRefused)
 	r.Board.Report(kyma, cond)
@@ -113,7 +112,7 @@ func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) (_ metav1.
 	notReady := func(reason string, err error) (metav1.Condition, agent.Status) {
 		return metav1.Condition{Type: v1beta2.ConditionSKRWebhook, Status: metav1.ConditionFalse, Reason: reason, Message: err.Error()}, status
 	}
-	if owner, err := pushindex.Owner(ctx, r.KCP, pushindex.RuntimeID(kyma)); err != nil {
+	if owner, err := index.Owner(ctx, r.KCP, index.RuntimeID(kyma)); err != nil {
 		return notReady("RuntimeIDUnknown", err)
 	} else if owner != nil && owner.UID != kyma.UID {
 		return notReady(ReasonRuntimeIDConflict, r.refuseIdentity(ctx, kyma, owner))
@@ -151,7 +150,7 @@ func (r *Reconciler) install(ctx context.Context, kyma *v1beta2.Kyma) (_ metav1.
 }
 
 func (r *Reconciler) installInto(ctx context.Context, kyma *v1beta2.Kyma, rt *remote.Runtime, m tlssecret.Material) (agent.Status, error) {
-	if err := runtimebase.Ensure(ctx, rt); err != nil {
+	if err := runtimeprep.Ensure(ctx, rt); err != nil {
 		return agent.Status{}, err
 	}
 	if _, err := runtimesync.New(rt.Namespace, r.SecretName, r.PKI.Metrics).Apply(ctx, rt.Client, m); err != nil {
@@ -180,7 +179,7 @@ const ReasonRuntimeIDConflict = "RuntimeIDConflict"
 // agent is then owner's. The error it returns is the condition's message.
 func (r *Reconciler) refuseIdentity(ctx context.Context, kyma, owner *v1beta2.Kyma) error {
 	refused := fmt.Errorf("the runtime ID %q is the push identity of Kyma %s/%s already; this Kyma gets no agent "+
-		"certificate and is resynced instead: give each runtime's Kyma its own %s label", pushindex.RuntimeID(kyma),
+		"certificate and is resynced instead: give each runtime's Kyma its own %s label", index.RuntimeID(kyma),
 		owner.Namespace, owner.Name, shared.RuntimeIDLabel)
 	if err := r.PKI.RemoveKyma(ctx, kyma); err != nil {
 		return fmt.Errorf("%w (removing its certificate failed: %w)", refused, err)

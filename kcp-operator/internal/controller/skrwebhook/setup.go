@@ -11,19 +11,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/enqueue"
+	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
 
 // SetupWithManager registers the controller. A Watcher change re-renders
 // the agent of every runtime at pacer's pace; a changed certificate Secret
 // of a Kyma re-syncs that runtime at once.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pacer *enqueue.Pacer) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options, pacer *schedule.Pacer) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("skrwebhook").
-		For(&v1beta2.Kyma{}, builder.WithPredicates(enqueue.TakenOverKymas())).
-		Watches(&v1beta2.Watcher{}, enqueue.AllKymas(mgr.GetClient(), pacer),
-			builder.WithPredicates(enqueue.Changes(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(enqueue.KymaOfSecret(enqueue.CertificateSecret)))
+		For(&v1beta2.Kyma{}, builder.WithPredicates(schedule.TakenOverKymas())).
+		Watches(&v1beta2.Watcher{}, schedule.AllKymas(mgr.GetClient(), pacer),
+			builder.WithPredicates(schedule.Changes(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(schedule.KymaOfSecret(schedule.CertificateSecret)))
 	for _, s := range r.Sources {
 		b = b.WatchesRawSource(s)
 	}

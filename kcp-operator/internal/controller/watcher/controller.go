@@ -20,7 +20,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
-	"github.com/lifecycle-manager/kcp-operator/internal/runtimebase"
+	"github.com/lifecycle-manager/kcp-operator/internal/runtimewrite"
 )
 
 // StatusOwner owns the Watcher status.
@@ -127,7 +127,7 @@ func (r *Reconciler) ensureGateway(ctx context.Context) error {
 
 // applyIfChanged applies obj unless the cached copy carries the same hash.
 func applyIfChanged(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
-	hash := runtimebase.Hash([]any{obj.Object["spec"], obj.GetLabels(), obj.GetOwnerReferences()})
+	hash := runtimewrite.Hash([]any{obj.Object["spec"], obj.GetLabels(), obj.GetOwnerReferences()})
 	current := &unstructured.Unstructured{}
 	current.SetGroupVersionKind(obj.GroupVersionKind())
 	err := c.Get(ctx, client.ObjectKeyFromObject(obj), current)
@@ -138,7 +138,7 @@ func applyIfChanged(ctx context.Context, c client.Client, obj *unstructured.Unst
 		return fmt.Errorf("reading %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
 	obj.SetAnnotations(map[string]string{shared.SpecHashAnnotation: hash})
-	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(runtimebase.FieldOwner), client.ForceOwnership); err != nil {
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(runtimewrite.FieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
