@@ -46,7 +46,6 @@ type Config struct {
 	PushRuntimes   int      `json:"pushRuntimes"`
 	PushEdits      int      `json:"pushEdits"`
 	IdleWindow     Duration `json:"idleWindow"`
-	ReleaseSpread  Duration `json:"releaseSpread"`
 	ReleaseRate    float64  `json:"releaseRate"`
 	ResyncInterval Duration `json:"resyncInterval"`
 	OperatorArgs   []string `json:"operatorArgs"`
@@ -247,11 +246,10 @@ type AgentCounters struct {
 
 // Release is a new module version released to every Kyma of a channel.
 type Release struct {
-	Module string   `json:"module"`
-	Kymas  int      `json:"kymas"`
-	Spread Duration `json:"spread"`
+	Module string `json:"module"`
+	Kymas  int    `json:"kymas"`
 	// Rate is the most Kymas per second the release reaches (0: no cap);
-	// the window is the longer of the spread and Kymas/Rate.
+	// the window is Kymas/Rate.
 	Rate float64 `json:"rate,omitempty"`
 	// Seconds until every Kyma had the new version and was Ready again.
 	Seconds float64 `json:"seconds"`
@@ -298,12 +296,10 @@ func (r *Report) WriteJSON(path string) error {
 // String prints d as a Go duration.
 func (d Duration) String() string { return time.Duration(d).String() }
 
-// Window is how long the release is spread over: the spread, or longer
-// where the rate needs it.
+// Window is how long the rate spreads the release over; 0 without a rate.
 func (r *Release) Window() float64 {
-	window := time.Duration(r.Spread).Seconds()
-	if r.Rate > 0 {
-		window = max(window, float64(r.Kymas)/r.Rate)
+	if r.Rate <= 0 {
+		return 0
 	}
-	return window
+	return float64(r.Kymas) / r.Rate
 }

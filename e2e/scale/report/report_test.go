@@ -53,7 +53,7 @@ func measured() *report.Report {
 				FanOutPace: 0.25, Seconds: 100, Released: 420,
 			}},
 		},
-		Release: &report.Release{Module: "scale-1", Kymas: 1000, Spread: report.Duration(2 * time.Minute), Seconds: 130, FirstToLastUpdate: 118},
+		Release: &report.Release{Module: "scale-1", Kymas: 1000, Rate: 10, Seconds: 130, FirstToLastUpdate: 118},
 	}
 }
 
@@ -158,8 +158,7 @@ func TestTableAndJSON(t *testing.T) {
 	assert.Equal(t, r.Config, back.Config)
 	assert.Equal(t, r.Push.UnderLoad, back.Push.UnderLoad)
 	assert.Equal(t, r.Push.Reads, back.Push.Reads)
-	assert.Contains(t, string(raw), `"releaseSpread": "0s"`)
-	assert.Contains(t, string(raw), `"spread": "2m0s"`)
+	assert.Contains(t, string(raw), `"rate": 10`)
 }
 
 func TestTableOfAnUnfinishedRun(t *testing.T) {

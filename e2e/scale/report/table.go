@@ -56,8 +56,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	if rel := r.Release; rel != nil {
-		row("release of "+rel.Module, fmt.Sprintf("%d Kymas in %.0f s (spread %s, at most %g/s: window %.0f s), peak %.1f reconciles/s",
-			rel.Kymas, rel.Seconds, rel.Spread, rel.Rate, rel.Window(), rel.PeakReconcilesPerS))
+		row("release of "+rel.Module, fmt.Sprintf("%d Kymas in %.0f s (at most %g/s: window %.0f s), peak %.1f reconciles/s",
+			rel.Kymas, rel.Seconds, rel.Rate, rel.Window(), rel.PeakReconcilesPerS))
 	}
 	if r.Incomplete != "" {
 		row("INCOMPLETE", r.Incomplete)

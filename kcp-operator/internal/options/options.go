@@ -13,7 +13,6 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	"github.com/lifecycle-manager/kcp-operator/internal/kubeconfig"
-	"github.com/lifecycle-manager/kcp-operator/internal/render"
 	"github.com/lifecycle-manager/kcp-operator/internal/signature"
 )
 
@@ -30,10 +29,6 @@ type Options struct {
 	// Gates are the feature gates (--feature-gates, gates.go).
 	Gates Gates
 
-	KCPQPS         float32
-	KCPBurst       int
-	RuntimeQPS     float32
-	RuntimeBurst   int
 	RuntimeTimeout time.Duration
 	RuntimeIdleTTL time.Duration
 	// RuntimeKubeconfigAllow are the kubeconfig features beyond inline
@@ -41,24 +36,12 @@ type Options struct {
 	RuntimeKubeconfigAllow []string
 
 	KymaConcurrency     int
-	CatalogConcurrency  int
 	ManifestConcurrency int
-	ApplyParallelism    int
 
 	LayerCacheDir      string
-	LayerCacheMB       int64
-	MaxLayerMB         int64
 	InsecureRegistries []string
-	RegistryTimeout    time.Duration
-	RenderCacheEntries int
-	// Bounds of one module render (internal/render.Limits) and the
-	// content refused before apply (internal/contentpolicy), from which
-	// ModulePrivileged are partly exempt.
-	RenderTimeout      time.Duration
-	RenderMaxMB        int64
-	RenderMaxObjects   int
-	RenderConcurrency  int
-	RenderIsolation    bool
+	// ModuleDeniedKinds is the content refused before apply
+	// (internal/contentpolicy), from which ModulePrivileged are partly exempt.
 	ModuleDeniedKinds  []string
 	ModulePrivileged   []string
 	TemplateNamespaces []string
@@ -73,19 +56,14 @@ type Options struct {
 	RequeueBusyMax time.Duration
 	RequeueWarning time.Duration
 	RequeueError   time.Duration
-	RequeueJitter  float64
 
-	TemplateChangeSpread time.Duration
 	// FanOutRate caps the Kymas per second each controller re-enqueues
-	// after a template, release meta or Watcher change (internal/enqueue).
+	// after a template, release meta or Watcher change (internal/schedule).
 	FanOutRate float64
 	// FanOutLatencyTarget is the KCP write latency beyond which the
-	// fan-outs slow down (internal/headroom); 0 keeps FanOutRate fixed.
+	// fan-outs slow down (internal/schedule); 0 keeps FanOutRate fixed.
 	FanOutLatencyTarget time.Duration
-	// FanOutRuntimeLatencyTarget is the same for the writes to runtimes;
-	// 0 leaves them out.
-	FanOutRuntimeLatencyTarget time.Duration
-	PurgeGracePeriod           time.Duration
+	PurgeGracePeriod    time.Duration
 	// MaintenancePolicy is the file of the maintenance policy
 	// (internal/maintenance); empty: upgrades that require downtime run at once.
 	MaintenancePolicy string
@@ -99,11 +77,6 @@ type Options struct {
 
 	WatcherController bool
 	GatewayName       string
-	GatewayNamespace  string
-	GatewayHosts      []string
-	GatewaySecret     string
-	GatewaySelector   map[string]string
-	GatewayPort       int64
 
 	ListenerAddr           string
 	ListenerMode           string
@@ -114,19 +87,12 @@ type Options struct {
 	// AgentKCPAddress set installs the agent (AgentInstall).
 	AgentKCPAddress      string
 	AgentImage           string
-	AgentContract        string
 	AgentWebhookURL      string
 	AgentWebhookURLHosts []string
-	AgentRerenderSpread  time.Duration
 	RequeueNoPush        time.Duration
 	PushRecheckDelay     time.Duration
-	PushRuntimeRate      float64
-	PushRuntimeBurst     int
 
-	RateLimiterBaseDelay time.Duration
-	RateLimiterMaxDelay  time.Duration
-	RateLimiterQPS       float64
-	RateLimiterBurst     int
+	RateLimiterMaxDelay time.Duration
 
 	// Webhook is the conversion webhook of the v1beta1 API (webhook.go).
 	Webhook Webhook
@@ -166,29 +132,14 @@ func Default() Options {
 		Gates:           defaultGates(),
 		AdoptFrom:       PublicLifecycleManager(),
 
-		KCPQPS:         150,
-		KCPBurst:       300,
-		RuntimeQPS:     20,
-		RuntimeBurst:   40,
 		RuntimeTimeout: 30 * time.Second,
 		RuntimeIdleTTL: 2*time.Hour + runtimeIdleBeyondResync,
 
 		KymaConcurrency:     8,
-		CatalogConcurrency:  4,
 		ManifestConcurrency: manifestsPerKyma * 8,
-		ApplyParallelism:    8,
 
-		LayerCacheDir:      filepath.Join(os.TempDir(), "lifecycle-manager", "layers"),
-		LayerCacheMB:       1024,
-		MaxLayerMB:         64,
-		RegistryTimeout:    time.Minute,
-		RenderCacheEntries: 512,
-		RenderTimeout:      render.DefaultTimeout,
-		RenderMaxMB:        render.DefaultMaxBytes >> 20,
-		RenderMaxObjects:   render.DefaultMaxObjects,
-		RenderConcurrency:  render.DefaultConcurrency,
-		RenderIsolation:    true,
-		ModuleDeniedKinds:  contentpolicy.Defaults(),
+		LayerCacheDir:     filepath.Join(os.TempDir(), "lifecycle-manager", "layers"),
+		ModuleDeniedKinds: contentpolicy.Defaults(),
 		// warn, not enforce: an upgrade must not refuse every unsigned
 		// module; and without --module-trust-secret nothing is checked.
 		ModuleSignaturePolicy: string(signature.PolicyWarn),
@@ -198,22 +149,16 @@ func Default() Options {
 		RequeueBusyMax: busyBackoffFactor * 5 * time.Second,
 		RequeueWarning: warningPerError * time.Minute,
 		RequeueError:   time.Minute,
-		RequeueJitter:  0.1,
 
 		FanOutRate:          5,
 		FanOutLatencyTarget: 100 * time.Millisecond,
 		// Above the KCP's target: runtimes are remote, and a write to one
 		// crosses the network and its admission webhooks.
-		FanOutRuntimeLatencyTarget: 250 * time.Millisecond,
-		PurgeGracePeriod:           5 * time.Minute,
-		ProtectedNamespaces:        []string{"default", "kube-system", "kube-public", "kube-node-lease", "kyma-system"},
+		PurgeGracePeriod:    5 * time.Minute,
+		ProtectedNamespaces: []string{"default", "kube-system", "kube-public", "kube-node-lease", "kyma-system"},
 
 		WatcherController: true,
 		GatewayName:       "lifecycle-manager-events",
-		GatewayHosts:      []string{"*"},
-		GatewaySecret:     "lifecycle-manager-endpoint-tls",
-		GatewaySelector:   map[string]string{"istio": "ingressgateway"},
-		GatewayPort:       443,
 
 		ListenerAddr:           ":8082",
 		ListenerMode:           "gateway",
@@ -221,16 +166,10 @@ func Default() Options {
 		ListenerRuntimeRate:    100,
 		ListenerRuntimeBurst:   1000,
 		AgentImage:             "ghcr.io/lifecycle-manager/skr-agent:latest",
-		AgentContract:          "v2",
 		RequeueNoPush:          noPushResyncMax,
 		PushRecheckDelay:       500 * time.Millisecond,
-		PushRuntimeRate:        10,
-		PushRuntimeBurst:       100,
 
-		RateLimiterBaseDelay: 500 * time.Millisecond,
-		RateLimiterMaxDelay:  failureBackoffPerError * time.Minute,
-		RateLimiterQPS:       100,
-		RateLimiterBurst:     500,
+		RateLimiterMaxDelay: failureBackoffPerError * time.Minute,
 	}
 }
 

@@ -9,14 +9,11 @@ import (
 
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
-	"github.com/lifecycle-manager/kcp-operator/internal/render"
 )
 
 func TestContentPolicyFlags(t *testing.T) {
 	o := options.Default()
 	assert.Equal(t, contentpolicy.Defaults(), o.ModuleDeniedKinds, "the deny list is on by default")
-	assert.Equal(t, render.DefaultMaxObjects, o.RenderMaxObjects, "render limits are constants")
-	assert.True(t, o.RenderIsolation, "Helm renders run in a child process")
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	o.Bind(fs)
 	assert.Empty(t, o.ModulePrivileged, "no module is privileged by default")

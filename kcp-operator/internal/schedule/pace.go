@@ -15,16 +15,14 @@ import (
 
 // Pace is how a controller fans one change out to many Kymas.
 type Pace struct {
-	// Spread is the shortest window a fan-out is spread over.
-	Spread time.Duration
 	// Rate caps the Kymas per second the controller re-enqueues over all
-	// its fan-outs; the window grows beyond Spread where needed. 0: no cap.
+	// its fan-outs. 0: no cap, every Kyma at once.
 	Rate float64
 }
 
 // Pacer hands out the times at which a controller's fan-outs re-enqueue
-// their Kymas: evenly over the window, and with a Rate, one after another
-// so that two changes in a row do not double it. A release is background
+// their Kymas: one after another at its Rate, so that two changes in a row
+// do not double it. A release is background
 // work on every runtime; capping its rate leaves the API servers room for
 // pushed changes, which the priority queue alone cannot do once their
 // requests wait at a saturated server.
@@ -57,7 +55,7 @@ func NewPacer(p Pace) *Pacer {
 }
 
 func (p *Pacer) paced() bool {
-	return p != nil && (p.pace.Spread > 0 || p.pace.Rate > 0)
+	return p != nil && p.pace.Rate > 0
 }
 
 // Enqueue adds keys to q as background work, each when its time on the
@@ -116,7 +114,7 @@ func (p *Pacer) assign(keys []types.NamespacedName) (now time.Time, slots []time
 			n++
 		}
 	}
-	step, start := p.window(now, n)
+	step, start := p.window(now)
 	taken := 0
 	for i, k := range keys {
 		at, ok := p.slots[k]
@@ -130,24 +128,16 @@ func (p *Pacer) assign(keys []types.NamespacedName) (now time.Time, slots []time
 			p.last = at
 		}
 	}
-	if p.pace.Rate > 0 {
-		p.next = start.Add(time.Duration(taken) * step)
-	}
+	p.next = start.Add(time.Duration(taken) * step)
 	return now, slots, fresh
 }
 
-// window is the gap between two new slots and the first of them. Without a
-// Rate each fan-out has its own window from now, as if alone.
-func (p *Pacer) window(now time.Time, n int) (step time.Duration, start time.Time) {
-	if n > 0 && p.pace.Spread > 0 {
-		step = p.pace.Spread / time.Duration(n)
-	}
-	start = now
-	if p.pace.Rate > 0 {
-		step = max(step, time.Duration(float64(time.Second)/p.pace.Rate))
-		if p.next.After(now) {
-			start = p.next
-		}
+// window is the gap between two new slots and the first of them: after the
+// slots already handed out, so that fan-outs queue behind each other.
+func (p *Pacer) window(now time.Time) (step time.Duration, start time.Time) {
+	step, start = time.Duration(float64(time.Second)/p.pace.Rate), now
+	if p.next.After(now) {
+		start = p.next
 	}
 	return step, start
 }
@@ -237,7 +227,7 @@ func (p *Pacer) Backlog() time.Duration {
 func RegisterBacklog(reg prometheus.Registerer, controller string, p *Pacer) error {
 	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name:        "lifecycle_manager_fan_out_backlog_seconds",
-		Help:        "How long until the last Kyma that a ModuleTemplate, ModuleReleaseMeta or Watcher change re-enqueues is due (--fan-out-rate, --template-change-spread, at the current lifecycle_manager_fan_out_pace).",
+		Help:        "How long until the last Kyma that a ModuleTemplate, ModuleReleaseMeta or Watcher change re-enqueues is due (--fan-out-rate, at the current lifecycle_manager_fan_out_pace).",
 		ConstLabels: prometheus.Labels{"controller": controller},
 	}, func() float64 { return p.Backlog().Seconds() })
 	if err := reg.Register(g); err != nil {

@@ -42,8 +42,8 @@ func newTestPacer(p Pace) (*Pacer, *fakeClock) {
 	return pacer, c
 }
 
-// TestPacerWindow checks where one fan-out's Kymas land: evenly over the
-// spread, and no closer together than the rate allows.
+// TestPacerWindow checks where one fan-out's Kymas land: one after another
+// at the rate.
 func TestPacerWindow(t *testing.T) {
 	tests := []struct {
 		name string
@@ -52,9 +52,6 @@ func TestPacerWindow(t *testing.T) {
 		want []time.Duration
 	}{
 		{"no pace: all at once", Pace{}, 3, seconds(0, 0, 0)},
-		{"spread only: evenly over it", Pace{Spread: 4 * time.Second}, 4, seconds(0, 1, 2, 3)},
-		{"rate below the spread's: the spread decides", Pace{Spread: 4 * time.Second, Rate: 10}, 4, seconds(0, 1, 2, 3)},
-		{"rate above the spread's: the window grows", Pace{Spread: time.Second, Rate: 2}, 4, seconds(0, 0.5, 1, 1.5)},
 		{"rate alone", Pace{Rate: 4}, 3, seconds(0, 0.25, 0.5)},
 	}
 	for _, tt := range tests {
@@ -73,14 +70,6 @@ func TestPacerRateHoldsAcrossChanges(t *testing.T) {
 	assert.Equal(t, seconds(0, 0.5, 1), p.Delays(kymaKeys("a", 3)))
 	clock.advance(200 * time.Millisecond)
 	assert.Equal(t, seconds(1.3, 1.8), p.Delays(kymaKeys("b", 2)))
-}
-
-// TestPacerWithoutRateKeepsWindowsApart checks that without a rate each
-// change is spread over its own window from now, as before rates existed.
-func TestPacerWithoutRateKeepsWindowsApart(t *testing.T) {
-	p, _ := newTestPacer(Pace{Spread: 2 * time.Second})
-	assert.Equal(t, seconds(0, 1), p.Delays(kymaKeys("a", 2)))
-	assert.Equal(t, seconds(0, 1), p.Delays(kymaKeys("b", 2)))
 }
 
 // TestPacerKeepsAKymasTime checks that a Kyma asked for again before its
@@ -114,7 +103,7 @@ func TestPacerBacklog(t *testing.T) {
 	clock.advance(500 * time.Millisecond)
 	assert.Equal(t, 1500*time.Millisecond, p.Backlog())
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP lifecycle_manager_fan_out_backlog_seconds How long until the last Kyma that a ModuleTemplate, ModuleReleaseMeta or Watcher change re-enqueues is due (--fan-out-rate, --template-change-spread, at the current lifecycle_manager_fan_out_pace).
+# HELP lifecycle_manager_fan_out_backlog_seconds How long until the last Kyma that a ModuleTemplate, ModuleReleaseMeta or Watcher change re-enqueues is due (--fan-out-rate, at the current lifecycle_manager_fan_out_pace).
 # TYPE lifecycle_manager_fan_out_backlog_seconds gauge
 lifecycle_manager_fan_out_backlog_seconds{controller="kyma"} 1.5
 `)))

@@ -6,6 +6,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/componentsource"
 	"github.com/lifecycle-manager/kcp-operator/internal/descriptor"
 	"github.com/lifecycle-manager/kcp-operator/internal/oci"
+	"github.com/lifecycle-manager/kcp-operator/internal/options"
 )
 
 // components builds the source of the descriptors templates do not embed
@@ -22,7 +23,7 @@ func (b *builder) components() (*componentsource.Source, error) {
 		return nil, nil
 	}
 	fetcher, err := oci.NewFetcher(oci.Options{
-		MaxLayerBytes: descriptor.MaxSize << 2, InsecureRegistries: o.AllInsecureRegistries(), Timeout: o.RegistryTimeout,
+		MaxLayerBytes: descriptor.MaxSize << 2, InsecureRegistries: o.AllInsecureRegistries(), Timeout: options.RegistryTimeout,
 		Logger: b.log.WithName("descriptors"),
 	})
 	if err != nil {

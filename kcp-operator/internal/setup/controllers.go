@@ -3,7 +3,6 @@ package setup
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,7 +53,7 @@ type builder struct {
 
 func (b *builder) requeue() schedule.Requeue {
 	o := b.opts
-	return schedule.Requeue{Success: o.RequeueSuccess, Busy: o.RequeueBusy, BusyMax: o.RequeueBusyMax, Warning: o.RequeueWarning, Error: o.RequeueError, Jitter: o.RequeueJitter}
+	return schedule.Requeue{Success: o.RequeueSuccess, Busy: o.RequeueBusy, BusyMax: o.RequeueBusyMax, Warning: o.RequeueWarning, Error: o.RequeueError, Jitter: options.RequeueJitter}
 }
 
 // requeueUnderWay is requeue for a controller whose rechecks finish its
@@ -85,11 +84,11 @@ func (b *builder) addControllers(ctx context.Context) error {
 		return err
 	}
 	b.renderer = render.New(render.Options{
-		CacheEntries: b.opts.RenderCacheEntries, Metrics: renderMetrics,
+		CacheEntries: options.RenderCacheEntries, Metrics: renderMetrics,
 		Limits: render.Limits{
-			Timeout: b.opts.RenderTimeout, MaxBytes: b.opts.RenderMaxMB << 20, MaxObjects: b.opts.RenderMaxObjects,
+			Timeout: render.DefaultTimeout, MaxBytes: render.DefaultMaxBytes, MaxObjects: render.DefaultMaxObjects,
 		},
-		Concurrency: b.opts.RenderConcurrency, Isolate: b.opts.RenderIsolation,
+		Concurrency: render.DefaultConcurrency, Isolate: true,
 	})
 	b.board = conditionboard.NewBoard()
 	b.board.Settle = kymactrl.Settle
@@ -105,11 +104,11 @@ func (b *builder) addControllers(ctx context.Context) error {
 	if cat.PullSecret, err = b.pullSecret(); err != nil {
 		return err
 	}
-	pacer, err := b.pacer("catalog", b.opts.TemplateChangeSpread)
+	pacer, err := b.pacer("catalog")
 	if err != nil {
 		return err
 	}
-	if err := cat.SetupWithManager(b.mgr, controllerOptions(b.opts, b.opts.CatalogConcurrency), pacer); err != nil {
+	if err := cat.SetupWithManager(b.mgr, controllerOptions(b.opts, options.CatalogConcurrency), pacer); err != nil {
 		return err
 	}
 	if err := b.purge(kyma.Cleanups); err != nil {
@@ -124,10 +123,10 @@ func (b *builder) addControllers(ctx context.Context) error {
 	return nil
 }
 
-// pacer paces how a controller fans a change out to the Kymas: over
-// spread, at most --fan-out-rate per second; its backlog is a metric.
-func (b *builder) pacer(controller string, spread time.Duration) (*schedule.Pacer, error) {
-	p := schedule.NewPacer(schedule.Pace{Spread: spread, Rate: b.opts.FanOutRate})
+// pacer paces how a controller fans a change out to the Kymas: at most
+// --fan-out-rate per second; its backlog is a metric.
+func (b *builder) pacer(controller string) (*schedule.Pacer, error) {
+	p := schedule.NewPacer(schedule.Pace{Rate: b.opts.FanOutRate})
 	if err := b.mgr.Add(p); err != nil {
 		return nil, fmt.Errorf("adding the %s fan-out: %w", controller, err)
 	}
@@ -183,7 +182,7 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 	}
 	r.Sources = append(r.Sources, r.Maintenance)
 	r.Sources = append(r.Sources, b.board.Source())
-	pacer, err := b.pacer("kyma", b.opts.TemplateChangeSpread)
+	pacer, err := b.pacer("kyma")
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +194,7 @@ func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
 		return nil, nil
 	}
 	installer, err := agent.NewInstaller(agent.Options{
-		Image: b.opts.AgentImage, KCPAddress: b.opts.AgentKCPAddress, Contract: b.opts.AgentContract,
+		Image: b.opts.AgentImage, KCPAddress: b.opts.AgentKCPAddress, Contract: options.AgentContract,
 		WebhookURL: b.opts.AgentWebhookURL, WebhookURLHosts: b.opts.AgentWebhookURLHosts, DriftWatch: b.opts.Gates.Enabled(options.ModuleDriftWatch), SecretName: b.push.pki.Options.RuntimeSecret,
 		PullSecret: b.pullSecretName(),
 	}, b.renderer)
@@ -210,7 +209,7 @@ func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
 	if b.push.agentEvents != nil {
 		r.Sources = []source.Source{b.push.agentEvents}
 	}
-	pacer, err := b.pacer("skrwebhook", b.opts.AgentRerenderSpread)
+	pacer, err := b.pacer("skrwebhook")
 	if err != nil {
 		return nil, err
 	}
@@ -237,8 +236,8 @@ func (b *builder) manifest() error {
 	}
 	o := b.opts
 	fetcher, err := oci.NewFetcher(oci.Options{
-		CacheDir: o.LayerCacheDir, MaxCacheBytes: o.LayerCacheMB << 20, MaxLayerBytes: o.MaxLayerMB << 20,
-		InsecureRegistries: o.AllInsecureRegistries(), Timeout: o.RegistryTimeout,
+		CacheDir: o.LayerCacheDir, MaxCacheBytes: options.LayerCacheMB << 20, MaxLayerBytes: options.MaxLayerMB << 20,
+		InsecureRegistries: o.AllInsecureRegistries(), Timeout: options.RegistryTimeout,
 		Logger: b.log.WithName("layers"), Metrics: layerMetrics,
 	})
 	if err != nil {
@@ -255,7 +254,7 @@ func (b *builder) manifest() error {
 	policy = policy.WithPrivileged(o.ModulePrivileged)
 	r := &manifestctrl.Reconciler{
 		KCP: b.mgr.GetClient(), APIReader: b.mgr.GetAPIReader(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"), Policy: policy,
-		Metrics: m, Parallelism: o.ApplyParallelism, Requeue: b.requeueUnderWay(),
+		Metrics: m, Parallelism: options.ApplyParallelism, Requeue: b.requeueUnderWay(),
 		Removal: removal.Rules{Protected: o.ProtectedNamespaces, Adopt: o.AdoptFrom}, AdoptFrom: o.AdoptFrom,
 		Source: &manifestctrl.LayerSource{
 			Fetcher: fetcher, Renderer: b.renderer, Secrets: b.mgr.GetAPIReader(), PullSecret: o.LayerPullSecret(),
@@ -286,7 +285,7 @@ func (b *builder) watcher() error {
 		KCP: b.mgr.GetClient(), Events: b.events("lifecycle-manager-watcher"), Retry: o.RequeueError,
 		Gateway: watcherctrl.GatewayConfig{
 			Name: o.GatewayName, Namespace: o.Namespaces[0], Hosts: hosts, CredentialName: b.certs.EndpointSecret,
-			Selector: map[string]string{"istio": "ingressgateway"}, Port: 443,
+			Selector: map[string]string{options.IngressGatewayLabel: options.IngressGatewayValue}, Port: options.GatewayPort,
 			Labels: map[string]string{shared.WatcherGatewayLabel: shared.WatcherGatewayDefault},
 		},
 	}

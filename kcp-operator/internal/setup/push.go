@@ -156,7 +156,7 @@ func (pp *pushPath) addListener(mgr manager.Manager, opts options.Options, reg p
 	if err := pp.addWaits(reg); err != nil {
 		return err
 	}
-	if pp.budget, err = push.NewBudget(opts.PushRuntimeRate, opts.PushRuntimeBurst, reg, nil); err != nil {
+	if pp.budget, err = push.NewBudget(options.PushRuntimeRate, options.PushRuntimeBurst, reg, nil); err != nil {
 		return err
 	}
 	pp.kymaEvents = eventsource.New(srv, KymaManager, push.KymaEvents(reader, pp.tracker, pp.kymaWaits),

@@ -80,7 +80,7 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 		return nil, err
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = opts.KCPQPS, opts.KCPBurst
+	cfg.QPS, cfg.Burst = options.KCPQPS, options.KCPBurst
 	writes, wrapRuntime := timeWrites(cfg, opts)
 	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, scheme))
 	if err != nil {
@@ -101,7 +101,7 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 		return nil, fmt.Errorf("--runtime-kubeconfig-allow: %w", err)
 	}
 	runtimes := remote.New(mgr.GetClient(), mgr.GetConfig(), scheme, remote.Options{
-		QPS: opts.RuntimeQPS, Burst: opts.RuntimeBurst, Timeout: opts.RuntimeTimeout, IdleTTL: opts.RuntimeIdleTTL,
+		QPS: options.RuntimeQPS, Burst: options.RuntimeBurst, Timeout: opts.RuntimeTimeout, IdleTTL: opts.RuntimeIdleTTL,
 		SingleCluster: opts.Gates.Enabled(options.SingleCluster), UserAgent: "lifecycle-manager", Kubeconfig: kubeconfigAllow, WrapTransport: wrapRuntime,
 	}, runtimeMetrics, log.WithName("runtimes"))
 	if err := mgr.Add(runtimes); err != nil {
@@ -140,8 +140,8 @@ func timeWrites(cfg *rest.Config, opts options.Options) ([]*schedule.Meter, tran
 		writes = append(writes, kcpWrites)
 	}
 	var wrapRuntime transport.WrapperFunc
-	if opts.FanOutRuntimeLatencyTarget > 0 {
-		runtimeWrites := schedule.NewMeter("runtime", opts.FanOutRuntimeLatencyTarget)
+	if opts.FanOutLatencyTarget > 0 {
+		runtimeWrites := schedule.NewMeter("runtime", options.RuntimeWriteLatencyTarget)
 		wrapRuntime = runtimeWrites.Wrap
 		writes = append(writes, runtimeWrites)
 	}
@@ -191,8 +191,8 @@ func controllerOptions(opts options.Options, concurrency int) controller.Options
 	return controller.Options{
 		MaxConcurrentReconciles: concurrency,
 		RateLimiter: workqueue.NewTypedMaxOfRateLimiter(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](opts.RateLimiterBaseDelay, opts.RateLimiterMaxDelay),
-			&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(opts.RateLimiterQPS), opts.RateLimiterBurst)},
+			workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](options.FailureBackoffBase, opts.RateLimiterMaxDelay),
+			&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(options.ControllerQPS), options.ControllerBurst)},
 		),
 	}
 }

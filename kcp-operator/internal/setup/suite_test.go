@@ -153,10 +153,9 @@ func startOperator(ctx context.Context, dir string, webhookPort int) (<-chan str
 	opts.Namespaces = []string{ns}
 	opts.LeaderElect = false
 	opts.MetricsAddr, opts.HealthAddr = "0", "0"
-	opts.RequeueSuccess, opts.RequeueNoPush, opts.TemplateChangeSpread = 10*time.Hour, 10*time.Hour, 0
+	opts.RequeueSuccess, opts.RequeueNoPush = 10*time.Hour, 10*time.Hour
 	opts.RequeueBusy, opts.RequeueError = 500*time.Millisecond, time.Second
 	opts.RequeueBusyMax = 5 * time.Second
-	opts.AgentRerenderSpread = 0
 	opts.WatcherController = false
 	opts.LayerCacheDir = filepath.Join(dir, "layers")
 	opts.InsecureRegistries = []string{reg.Host} // the suite's registry: plain HTTP on loopback

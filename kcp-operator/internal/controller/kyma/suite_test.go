@@ -115,7 +115,6 @@ func testOptions() options.Options {
 	opts.RequeueBusy, opts.RequeueBusyMax = 500*time.Millisecond, 5*time.Second
 	opts.RequeueError = time.Second
 	opts.RequeueWarning = time.Second
-	opts.TemplateChangeSpread = 0
 	// The suite's API servers share 2 cores with -race builds: a fan-out
 	// slowed for their latency would only make tests wait. internal/schedule
 	// and the setup suite test the slowing.
