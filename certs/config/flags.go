@@ -22,6 +22,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Var((*caSecretValue)(o), p("ca-secret"), "Secret ([NAMESPACE/]NAME; namespace --cert-namespace) with the CA keys, or with --cert-issuer the CA the issuer signs with, read for the trust bundle")
 	fs.Var((*listValue)(&o.EndpointDNSNames), p("endpoint-dns-names"), "comma-separated DNS names of the event endpoint, and the hosts of the Istio Gateway; empty: its certificate is not managed")
 	fs.StringVar(&o.EndpointNamespace, p("endpoint-namespace"), o.EndpointNamespace, "namespace of the event endpoint's certificate Secret "+DefaultEndpointSecret+" (the Istio ingress gateway's, or the listener's in direct mode)")
+	fs.Var((*listValue)(&o.TrustedCAFingerprints), p("trusted-ca-fingerprints"), "comma-separated SHA-256 fingerprints (hex, colons allowed) of CAs the operator did not make that stay in the trust bundle, e.g. the CA of a PKI being migrated from; any other CA added to the bundle is dropped")
 	fs.Var((*propagationValue)(o), p("propagation-delay"), "trust a new CA this long before client certificates are signed by it; the endpoint certificate switches to it 12 times this long after it joined the bundle, when every agent has it")
 }
 

@@ -37,6 +37,7 @@ func TestBindFlags(t *testing.T) {
 	require.NoError(t, fs.Parse([]string{
 		"--cert-issuer=ClusterIssuer/kcp-ca", "--cert-propagation-delay=10m",
 		"--cert-endpoint-dns-names=kcp.example.com, 10.0.0.1 ,", "--cert-ca-secret=cert-manager/kcp-ca",
+		"--cert-trusted-ca-fingerprints=" + strings.Repeat("AB:", 31) + "AB",
 	}))
 	require.NoError(t, o.Validate())
 	assert.Equal(t, config.BackendCertManager, o.Backend)
@@ -49,6 +50,7 @@ func TestBindFlags(t *testing.T) {
 	assert.Equal(t, []string{"kcp.example.com", "10.0.0.1"}, o.EndpointDNSNames)
 	assert.Equal(t, "cert-manager", o.CASecretNamespaceOrDefault())
 	assert.Equal(t, "kcp-ca", o.CASecret)
+	assert.Equal(t, []string{strings.Repeat("AB:", 31) + "AB"}, o.TrustedCAFingerprints)
 
 	// Every flag carries the prefix, so that the operator's flags cannot clash.
 	fs.VisitAll(func(f *flag.Flag) {

@@ -30,7 +30,7 @@ func (h *Harness) serveV1beta1(ctx context.Context) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	h.progress("kcp-operator --upgrade-crds points the CRDs' conversion at %s", h.webhookURL())
-	cmd := exec.CommandContext(ctx, h.Bin.Operator, "--upgrade-crds", "--kubeconfig="+path, "--webhook-url="+h.webhookURL())
+	cmd := exec.CommandContext(ctx, h.Bin.Operator, "--upgrade-crds", "--kubeconfig="+path, "--webhook-service="+h.webhookURL())
 	out, err := cmd.CombinedOutput()
 	logFile := filepath.Join(h.RunDir, "logs", "crd-upgrade.log")
 	if werr := os.MkdirAll(filepath.Dir(logFile), 0o755); werr == nil {
@@ -49,5 +49,5 @@ func (h *Harness) webhookArgs() []string {
 	if h.WebhookAddr == "" {
 		return nil
 	}
-	return []string{"--webhook-bind-address=" + h.WebhookAddr, "--webhook-url=" + h.webhookURL()}
+	return []string{"--webhook-bind-address=" + h.WebhookAddr, "--webhook-service=" + h.webhookURL()}
 }

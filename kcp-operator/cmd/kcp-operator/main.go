@@ -84,7 +84,7 @@ func kcpConfig(path string) (*rest.Config, error) {
 }
 
 // upgradeCRDs applies the API's CRDs, migrating stored versions first;
-// with --webhook-service or --webhook-url they serve v1beta1 through the
+// with --webhook-service they serve v1beta1 through the
 // operator's conversion webhook.
 func upgradeCRDs(ctx context.Context, cfg *rest.Config, webhook options.Webhook, log logr.Logger) error {
 	scheme := runtime.NewScheme()

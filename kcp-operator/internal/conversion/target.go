@@ -1,7 +1,6 @@
 package conversion
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -24,30 +23,24 @@ type Target struct {
 	URL     *url.URL
 }
 
-// NewTarget parses a Service (namespace/name) with its port, or a URL
-// (https://host[:port]/convert); exactly one of service and rawURL is set.
-func NewTarget(service string, port int32, rawURL string) (Target, error) {
-	switch {
-	case service != "" && rawURL != "":
-		return Target{}, errors.New("--webhook-service and --webhook-url exclude each other")
-	case rawURL != "":
-		u, err := url.Parse(rawURL)
+// ServicePort is the port of the webhook's Service.
+const ServicePort int32 = 443
+
+// ParseTarget parses the value of --webhook-service: a Service
+// (namespace/name, port ServicePort) or a URL (https://host[:port]/convert).
+func ParseTarget(ref string) (Target, error) {
+	if strings.Contains(ref, "://") {
+		u, err := url.Parse(ref)
 		if err != nil || u.Scheme != "https" || u.Host == "" || u.Path != Path || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			return Target{}, fmt.Errorf("--webhook-url %q: want https://host[:port]%s", rawURL, Path)
+			return Target{}, fmt.Errorf("--webhook-service %q: want namespace/name or https://host[:port]%s", ref, Path)
 		}
 		return Target{URL: u}, nil
-	case service != "":
-		ns, name, ok := strings.Cut(service, "/")
-		if !ok || validation.IsDNS1123Label(ns) != nil || validation.IsDNS1035Label(name) != nil {
-			return Target{}, fmt.Errorf("--webhook-service %q: want namespace/name of a Service", service)
-		}
-		if port < 1 || port > 65535 {
-			return Target{}, fmt.Errorf("--webhook-service-port %d: want 1-65535", port)
-		}
-		return Target{Service: types.NamespacedName{Namespace: ns, Name: name}, Port: port}, nil
-	default:
-		return Target{}, errors.New("the conversion webhook needs --webhook-service or --webhook-url")
 	}
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok || validation.IsDNS1123Label(ns) != nil || validation.IsDNS1035Label(name) != nil {
+		return Target{}, fmt.Errorf("--webhook-service %q: want namespace/name of a Service or https://host[:port]%s", ref, Path)
+	}
+	return Target{Service: types.NamespacedName{Namespace: ns, Name: name}, Port: ServicePort}, nil
 }
 
 // IsZero reports whether no target is set.

@@ -12,25 +12,20 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/conversion"
 )
 
-func TestNewTarget(t *testing.T) {
+func TestParseTarget(t *testing.T) {
 	tests := []struct {
-		name, service, url string
-		port               int32
-		err                string
+		name, ref, err string
 	}{
-		{name: "service", service: "kcp-system/kcp-operator-webhook", port: 443},
-		{name: "url", url: "https://127.0.0.1:9443/convert"},
-		{name: "neither", err: "needs --webhook-service or --webhook-url"},
-		{name: "both", service: "a/b", port: 443, url: "https://x/convert", err: "exclude each other"},
-		{name: "service without namespace", service: "webhook", port: 443, err: "want namespace/name"},
-		{name: "service port out of range", service: "a/b", port: 0, err: "want 1-65535"},
-		{name: "plain http", url: "http://127.0.0.1:9443/convert", err: "want https://"},
-		{name: "another path", url: "https://127.0.0.1:9443/", err: "want https://"},
-		{name: "credentials in the URL", url: "https://u:p@127.0.0.1/convert", err: "want https://"},
+		{name: "service", ref: "kcp-system/kcp-operator-webhook"},
+		{name: "url", ref: "https://127.0.0.1:9443/convert"},
+		{name: "service without namespace", ref: "webhook", err: "want namespace/name"},
+		{name: "plain http", ref: "http://127.0.0.1:9443/convert", err: "want namespace/name or https://"},
+		{name: "another path", ref: "https://127.0.0.1:9443/", err: "https://host[:port]/convert"},
+		{name: "credentials in the URL", ref: "https://u:p@127.0.0.1/convert", err: "https://host[:port]/convert"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := conversion.NewTarget(tc.service, tc.port, tc.url)
+			_, err := conversion.ParseTarget(tc.ref)
 			if tc.err == "" {
 				assert.NoError(t, err)
 			} else {
@@ -41,9 +36,9 @@ func TestNewTarget(t *testing.T) {
 }
 
 func TestTargetCallsOnlyItself(t *testing.T) {
-	svc, err := conversion.NewTarget("kcp-system/webhook", 9443, "")
+	svc, err := conversion.ParseTarget("kcp-system/webhook")
 	require.NoError(t, err)
-	url, err := conversion.NewTarget("", 0, "https://127.0.0.1:9443/convert")
+	url, err := conversion.ParseTarget("https://127.0.0.1:9443/convert")
 	require.NoError(t, err)
 
 	assert.True(t, svc.Calls(svc.ClientConfig()))
@@ -52,11 +47,9 @@ func TestTargetCallsOnlyItself(t *testing.T) {
 	assert.False(t, url.Calls(svc.ClientConfig()))
 	assert.False(t, svc.Calls(nil))
 	other := svc.ClientConfig()
-	other.Service.Port = ptr.To[int32](443)
+	other.Service.Port = ptr.To[int32](9443)
 	assert.False(t, svc.Calls(other), "another port is another webhook")
-	defaultPort, err := conversion.NewTarget("kcp-system/webhook", 443, "")
-	require.NoError(t, err)
-	assert.True(t, defaultPort.Calls(&apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+	assert.True(t, svc.Calls(&apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
 		Namespace: "kcp-system", Name: "webhook", Path: ptr.To("/convert")}}), "the API server's default port is 443")
 
 	dns, ips := svc.CertNames()

@@ -83,7 +83,7 @@ func newFixture(t *testing.T) *fixture {
 		}
 	})
 
-	f.target, err = conversion.NewTarget("", 0, fmt.Sprintf("https://127.0.0.1:%d%s", port, conversion.Path))
+	f.target, err = conversion.ParseTarget(fmt.Sprintf("https://127.0.0.1:%d%s", port, conversion.Path))
 	require.NoError(t, err)
 	crds, err := crd.All()
 	require.NoError(t, err)
@@ -273,7 +273,7 @@ func (f *fixture) rotation(t *testing.T) {
 }
 
 func (f *fixture) otherWebhook(t *testing.T) {
-	other, err := conversion.NewTarget("", 0, "https://127.0.0.2:1/convert")
+	other, err := conversion.ParseTarget("https://127.0.0.2:1/convert")
 	require.NoError(t, err)
 	k := *f.keeper
 	k.Target = other

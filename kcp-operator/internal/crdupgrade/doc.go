@@ -15,8 +15,7 @@
 // storedVersions to it alone, and only then applies our CRD.
 //
 // The CRDs it applies carry the conversion stanza when the caller put it
-// there (internal/conversion.Configure, with --webhook-service or
-// --webhook-url); the caBundle is the operator's to write. Applied without
+// there (internal/conversion.Configure, with --webhook-service); the caBundle is the operator's to write. Applied without
 // one, a CRD's conversion is set back to None first: the operator's
 // caBundle would otherwise outlive the stanza and make the CRD invalid.
 //

@@ -70,7 +70,7 @@ func TestAKCPOfThePublicOperatorIsUpgraded(t *testing.T) {
 	// Our CRDs serve v1beta1 too, through a webhook that is not running
 	// (it does not during the hook): objects left stored as v1beta1 could
 	// not be read as v1beta2 any more, so they are migrated all the same.
-	target, err := conversion.NewTarget("", 0, "https://127.0.0.1:1/convert")
+	target, err := conversion.ParseTarget("https://127.0.0.1:1/convert")
 	require.NoError(t, err)
 	conversion.Configure(ours, target)
 	results, err := crdupgrade.Upgrade(t.Context(), c, ours, testr.New(t))
@@ -123,7 +123,7 @@ func TestAFreshKCPGetsOurCRDs(t *testing.T) {
 // conversion is None again and v1beta1 unserved.
 func TestTheHookTurnsTheConversionWebhookOnAndOff(t *testing.T) {
 	env := testenv.New(t, testenv.Options{WithoutAPICRDs: true})
-	target, err := conversion.NewTarget("kcp-system/kcp-operator-webhook", 443, "")
+	target, err := conversion.ParseTarget("kcp-system/kcp-operator-webhook")
 	require.NoError(t, err)
 	withWebhook := func() []*apiextensionsv1.CustomResourceDefinition {
 		all, err := crd.All()

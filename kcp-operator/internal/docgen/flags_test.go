@@ -25,7 +25,7 @@ func TestFlagsPageListsEveryFlagOfTheBinaryUnderItsGroup(t *testing.T) {
 		title, body, _ := strings.Cut(part, "\n")
 		sections[title] = body
 	}
-	for _, want := range []string{"kyma-concurrency", "cert-backend", "zap-log-level", "webhook-url", "leader-election-lease-duration"} {
+	for _, want := range []string{"kyma-concurrency", "cert-issuer", "zap-log-level", "webhook-service", "leader-election-lease-duration"} {
 		assert.NotNil(t, fs.Lookup(want), "--%s is a flag of the binary", want)
 	}
 	fs.VisitAll(func(f *pflag.Flag) {

@@ -51,10 +51,10 @@ func TestHelpListsEveryFlagUnderItsGroup(t *testing.T) {
 
 func TestTheCommandLineBindsEveryPart(t *testing.T) {
 	fs, opts, certs := commandLine()
-	require.NoError(t, fs.Parse([]string{"--kyma-concurrency=3", "--cert-namespace=pki", "--zap-log-level=debug", "--webhook-url=https://h/convert"}))
+	require.NoError(t, fs.Parse([]string{"--kyma-concurrency=3", "--cert-namespace=pki", "--zap-log-level=debug", "--webhook-service=https://h/convert"}))
 	assert.Equal(t, 3, opts.KymaConcurrency)
 	assert.Equal(t, "pki", certs.Namespace)
-	assert.Equal(t, "https://h/convert", opts.Webhook.URL)
+	assert.Equal(t, "https://h/convert", opts.Webhook.Service)
 }
 
 // TestAtMost45Flags: every flag is a decision a user makes; tuning knobs

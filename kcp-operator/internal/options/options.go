@@ -205,7 +205,7 @@ func (o *Options) groups() []group {
 // bindManager binds the flags of the manager, its replicas and its clients.
 func (o *Options) bindManager(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the KCP; empty means KUBECONFIG, then the in-cluster config.")
-	fs.BoolVar(&o.UpgradeCRDs, "upgrade-crds", o.UpgradeCRDs, "Apply this operator's CRDs to the KCP and exit, first moving objects stored in versions other than the storage version (v1beta1 of the public lifecycle manager) to it; with --webhook-service or --webhook-url they serve v1beta1 through the conversion webhook. The chart runs it as a pre-install and pre-upgrade hook.")
+	fs.BoolVar(&o.UpgradeCRDs, "upgrade-crds", o.UpgradeCRDs, "Apply this operator's CRDs to the KCP and exit, first moving objects stored in versions other than the storage version (v1beta1 of the public lifecycle manager) to it; with --webhook-service they serve v1beta1 through the conversion webhook. The chart runs it as a pre-install and pre-upgrade hook.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address of the Prometheus metrics endpoint (and of /debug/pprof with the Profiling feature gate); 0 disables it.")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "Address of the /healthz and /readyz endpoints.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader (Lease "+LeaderElectionID+" in the first watched namespace) so that only one replica reconciles.")

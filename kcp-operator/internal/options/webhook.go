@@ -13,11 +13,9 @@ import (
 type Webhook struct {
 	// Addr is where the webhook server listens; empty: no webhook.
 	Addr string
-	// Service (namespace/name) with ServicePort, or URL, is where the API
-	// server calls it; --upgrade-crds points the CRDs' conversion there.
-	Service     string
-	ServicePort int32
-	URL         string
+	// Service is where the API server calls it (conversion.ParseTarget):
+	// a Service or a URL; --upgrade-crds points the CRDs' conversion there.
+	Service string
 	// Secret, in --cert-namespace, holds its serving certificate.
 	Secret string
 }
@@ -25,22 +23,21 @@ type Webhook struct {
 // DefaultWebhookSecret holds the webhook's serving certificate.
 const DefaultWebhookSecret = "lifecycle-manager-webhook-tls"
 
-func defaultWebhook() Webhook { return Webhook{ServicePort: 443, Secret: DefaultWebhookSecret} }
+func defaultWebhook() Webhook { return Webhook{Secret: DefaultWebhookSecret} }
 
 // Target is where the API server calls the webhook; ok is false when
-// neither --webhook-service nor --webhook-url is set.
+// --webhook-service is not set.
 func (w Webhook) Target() (t conversion.Target, ok bool, err error) {
-	if w.Service == "" && w.URL == "" {
+	if w.Service == "" {
 		return conversion.Target{}, false, nil
 	}
-	t, err = conversion.NewTarget(w.Service, w.ServicePort, w.URL)
+	t, err = conversion.ParseTarget(w.Service)
 	return t, err == nil, err
 }
 
 func (w *Webhook) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&w.Addr, "webhook-bind-address", w.Addr, "Address (host:port) of the CRD conversion webhook that serves the v1beta1 API; empty: no webhook. Needs the push path's PKI (its certificate, in the Secret "+DefaultWebhookSecret+" of --cert-namespace, comes from there, like the listener's) and --webhook-service or --webhook-url. See docs/v1beta1.md.")
-	fs.StringVar(&w.Service, "webhook-service", w.Service, "Service (namespace/name, port 443) through which the API server calls the conversion webhook, and its certificate's names; with --upgrade-crds, the CRDs' conversion is pointed at it and v1beta1 served.")
-	fs.StringVar(&w.URL, "webhook-url", w.URL, "Instead of --webhook-service: the URL (https://host:port/convert) the API server calls, for an operator run outside the cluster.")
+	fs.StringVar(&w.Addr, "webhook-bind-address", w.Addr, "Address (host:port) of the CRD conversion webhook that serves the v1beta1 API; empty: no webhook. Needs the push path's PKI (its certificate, in the Secret "+DefaultWebhookSecret+" of --cert-namespace, comes from there, like the listener's) and --webhook-service. See docs/v1beta1.md.")
+	fs.StringVar(&w.Service, "webhook-service", w.Service, "Where the API server calls the conversion webhook: a Service (namespace/name, port 443), also its certificate's names, or for an operator run outside the cluster a URL (https://host[:port]/convert); with --upgrade-crds, the CRDs' conversion is pointed there and v1beta1 served.")
 }
 
 // validate checks the webhook flags of an operator run (--upgrade-crds
@@ -55,10 +52,10 @@ func (w Webhook) validate(pushPath bool) []error {
 		return errs
 	}
 	if !ok && err == nil {
-		errs = append(errs, errors.New("--webhook-bind-address needs --webhook-service or --webhook-url: where the API server calls the webhook"))
+		errs = append(errs, errors.New("--webhook-bind-address needs --webhook-service: where the API server calls the webhook"))
 	}
 	if !pushPath {
-		errs = append(errs, errors.New("--webhook-bind-address needs the push path's PKI for its certificate: set --listener-bind-address or --agent-install"))
+		errs = append(errs, errors.New("--webhook-bind-address needs the push path's PKI for its certificate: set --listener-bind-address or --agent-kcp-address"))
 	}
 	return errs
 }

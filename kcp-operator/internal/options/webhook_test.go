@@ -17,16 +17,16 @@ func TestWebhookValidation(t *testing.T) {
 			o.Webhook.Addr, o.Webhook.Service = ":9443", "kcp-system/kcp-operator-webhook"
 		}, nil},
 		{"served at a URL", func(o *Options) {
-			o.Webhook.Addr, o.Webhook.URL = "127.0.0.1:9443", "https://127.0.0.1:9443/convert"
+			o.Webhook.Addr, o.Webhook.Service = "127.0.0.1:9443", "https://127.0.0.1:9443/convert"
 		}, nil},
 		{"a server nobody calls", func(o *Options) { o.Webhook.Addr = ":9443" },
-			[]string{"needs --webhook-service or --webhook-url"}},
+			[]string{"needs --webhook-service"}},
 		{"no PKI without the push path", func(o *Options) {
 			o.Webhook.Addr, o.Webhook.Service = ":9443", "kcp-system/w"
 			o.AgentKCPAddress, o.ListenerAddr = "", ""
 		}, []string{"needs the push path's PKI"}},
-		{"a bad URL, also for --upgrade-crds alone", func(o *Options) { o.Webhook.URL = "http://x/convert" },
-			[]string{"want https://"}},
+		{"a bad URL, also for --upgrade-crds alone", func(o *Options) { o.Webhook.Service = "http://x/convert" },
+			[]string{"want namespace/name or https://"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
