@@ -75,7 +75,8 @@ const (
 	CAAddedAtAnnotation = OperatorGroup + "/ca-added-at"
 	// AgentWebhookURLAnnotation on a Kyma makes its runtime call the agent at
 	// this URL (https://host:port) instead of the agent's Service, for local
-	// runs with several runtimes; --agent-webhook-url sets it for all.
+	// runs with several runtimes; followed only to the hosts of
+	// --agent-webhook-url-allowed-hosts.
 	AgentWebhookURLAnnotation = OperatorGroup + "/agent-webhook-url"
 	// RotateCAAnnotation on the trust bundle Secret asks for a CA rotation
 	// now (e.g. after a key leaked): any new value starts one;

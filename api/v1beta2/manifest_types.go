@@ -33,8 +33,9 @@ type ManifestSpec struct {
 	// apply module content, and it holds every runtime's credentials, which
 	// module content must never reach. A control plane that should run a
 	// module is made a runtime like any other, with an access Secret of its
-	// own scoped identity (or, for local use, --single-cluster).
-	// +kubebuilder:validation:XValidation:rule="self",message="spec.remote: false (install into the control plane) is not supported: modules are installed only into runtimes, because the operator's control-plane credentials must not apply module content; give the control plane an access Secret like any runtime, or run the operator with --single-cluster"
+	// own scoped identity (or, for local use, the operator runs with the
+	// feature gate SingleCluster).
+	// +kubebuilder:validation:XValidation:rule="self",message="spec.remote: false (install into the control plane) is not supported: modules are installed only into runtimes, because the operator's control-plane credentials must not apply module content; give the control plane an access Secret like any runtime, or run the operator with --feature-gates=SingleCluster=true"
 	Remote bool `json:"remote"`
 
 	// Version of the module.

@@ -29,7 +29,7 @@ func TestManifestRemoteFalseIsRefused(t *testing.T) {
 	require.Error(t, err, "the API server accepted a Manifest for the control plane")
 	assert.True(t, apierrors.IsInvalid(err), "want an Invalid error, got %v", err)
 	assert.Contains(t, err.Error(), "spec.remote: false (install into the control plane) is not supported")
-	assert.Contains(t, err.Error(), "--single-cluster", "the message says what to do instead")
+	assert.Contains(t, err.Error(), "--feature-gates=SingleCluster=true", "the message says what to do instead")
 
 	require.NoError(t, apiServer.Client.Create(t.Context(), manifestWith(t, "  remote: true\n"), client.DryRunAll))
 }

@@ -169,7 +169,7 @@ func (p *PKI) TrustBundle(ctx context.Context) ([]byte, error) {
 }
 
 // LoadDenyList reads the deny list Secret of leaked certificates
-// (--cert-deny-secret) into list, for a listener's
+// (Options.DenySecret) into list, for a listener's
 // Config.DeniedCertificates, and reports whether it changed. Without a
 // configured Secret it does nothing; a list that does not parse is an
 // error and leaves list as it was.

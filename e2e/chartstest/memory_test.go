@@ -12,13 +12,13 @@ import (
 
 // Memory the operator was measured to need (docs/performance.md): a
 // baseline and a share per runtime, peak while converging, and the
-// render bounds' worst case with the default flags.
+// render bounds' worst case.
 const (
 	baselineBytes    = 60 << 20
 	perRuntimeBytes  = 230 << 10 // 2.24 GiB peak at 10,000
 	renderBoundBytes = 420 << 20
-	// renderChildren: --render-concurrency (2) child processes of at most
-	// 64 MiB + 8 × --render-max-mb (16) each, outside the Go heap.
+	// renderChildren: 2 render child processes (render.DefaultConcurrency)
+	// of at most render.MaxHeap, 64 MiB + 8 × 16 MiB, each, outside the Go heap.
 	renderChildren = 2 * (64 + 8*16) << 20
 	targetRuntimes = 10000
 )

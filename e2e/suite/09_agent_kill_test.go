@@ -43,8 +43,8 @@ func TestAKilledAgentsChangesReachTheKCP(t *testing.T) {
 
 	step(t, "When the listener is cut off from the agent, the admin changes the channel, and the agent is SIGKILLed")
 	proxy.Cut()
-	// The operator reads the runtime once more shortly after each event
-	// (--push-recheck-delay): that read must be over, or it would find
+	// The operator reads the runtime once more 500 ms after each event:
+	// that read must be over, or it would find
 	// the change below without the agent.
 	settled(t, rt, 3*time.Second)
 	updateRuntimeKyma(t, rt, func(k *v1beta2.Kyma) { k.Spec.Channel = "fast" })

@@ -21,7 +21,7 @@ import (
 )
 
 // agentSecret is the agent's certificate Secret in a runtime namespace
-// (the operator's --cert-runtime-secret default).
+// (certs/config's DefaultRuntimeSecret).
 const agentSecret = "skr-agent-tls"
 
 // AllocateAgentPorts picks the webhook ports of the runtimes that run a

@@ -186,7 +186,7 @@ type Push struct {
 	Agents *AgentCounters `json:"agents,omitempty"`
 	// Reads counts, per series (idle, load), the Kyma controller's reads of
 	// pushed writes by outcome (fresh, caught_up, gave_up): a gave_up read
-	// waited for the second look after --push-recheck-delay.
+	// waited for the second look 500 ms later.
 	Reads map[string]map[string]float64 `json:"reads,omitempty"`
 	// InOperator is, per series, what the operator's metrics say of the
 	// time its edits were made.

@@ -18,7 +18,7 @@ import (
 // runtime's API server send every AdmissionReview of the watched objects,
 // Secret bodies from the drift watch included, to its URL. It is followed
 // only to a host of the allow list; otherwise the webhooks call what they
-// would without it (the Service, or --agent-webhook-url) and the refusal
+// would without it (the Service, or Options.WebhookURL) and the refusal
 // is reported.
 func TestWebhookURLAnnotationOnlyToAllowedHosts(t *testing.T) {
 	tests := []struct {

@@ -58,7 +58,7 @@ func (r *Replicas) bind(fs *pflag.FlagSet) {
 func (r *Replicas) validate() []error {
 	var errs []error
 	if r.RetryPeriod <= 0 || float64(r.RenewDeadline) <= leaderJitter*float64(r.RetryPeriod) || r.LeaseDuration <= r.RenewDeadline {
-		errs = append(errs, fmt.Errorf("--leader-election-lease-duration %s, --leader-election-renew-deadline %s, --leader-election-retry-period %s: want lease > renew deadline > %g × retry period > 0",
+		errs = append(errs, fmt.Errorf("--leader-election-lease-duration %s (renew deadline %s, retry period %s): want lease > renew deadline > %g × retry period > 0",
 			r.LeaseDuration, r.RenewDeadline, r.RetryPeriod, leaderJitter))
 	}
 	if r.ListenerService == "" {

@@ -24,7 +24,7 @@ type Rules struct {
 	// Protected namespaces are never deleted, whoever created them.
 	Protected []string
 	// Adopt are managed-by values whose objects count as the module's
-	// (--adopt-from), beside this operator's.
+	// (the public lifecycle manager's), beside this operator's.
 	Adopt []string
 }
 

@@ -17,7 +17,7 @@
 //
 // It issues a new CA and new agent certificates, and drops every older CA
 // from the bundle as soon as every agent has a certificate of the new one,
-// at the latest at --cert-emergency-deadline. Events on the bundle Secret
+// at the latest an hour after the request. Events on the bundle Secret
 // tell how far it is.
 //
 // The rotation records the request's value in the bundle Secret before it

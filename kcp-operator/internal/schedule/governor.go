@@ -49,7 +49,7 @@ type Governor struct {
 func NewGovernor(meters []*Meter, reg prometheus.Registerer, log logr.Logger, targets ...Paced) (*Governor, error) {
 	gauge := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "lifecycle_manager_fan_out_pace",
-		Help: "Share of --fan-out-rate the fan-outs run at: below 1 while most KCP or runtime writes take longer than their --fan-out-latency-target.",
+		Help: "Share of --fan-out-rate the fan-outs run at: below 1 while most KCP or runtime writes take longer than their latency target (KCP 100ms, runtimes 250ms).",
 	})
 	writes := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "lifecycle_manager_fan_out_timed_writes_total",

@@ -3,7 +3,8 @@ package setup
 import "context"
 
 // updateDenyList reloads the listener's deny list of leaked certificates
-// from its Secret (--cert-deny-secret), on every replica. A list that does
+// from its Secret (lifecycle-manager-denied-certificates in
+// --cert-namespace), on every replica. A list that does
 // not parse is logged and the previous one kept: refusing everything, or
 // nothing, because of a typo would be worse.
 func (u *materialUpdater) updateDenyList(ctx context.Context) {

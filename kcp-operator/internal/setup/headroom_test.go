@@ -32,7 +32,7 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 
 // TestSlowKCPWritesSlowTheFanOuts checks the wiring of the Governor of
 // internal/schedule: the operator's own KCP client is timed, and once most
-// of its writes take longer than --fan-out-latency-target the fan-outs'
+// of its writes take longer than Options.FanOutLatencyTarget the fan-outs'
 // pace falls.
 func TestSlowKCPWritesSlowTheFanOuts(t *testing.T) {
 	pace := func() float64 {
@@ -53,7 +53,7 @@ func TestSlowKCPWritesSlowTheFanOuts(t *testing.T) {
 
 // TestRuntimeWritesAreTimed checks the other half of the wiring: the
 // operator's writes to the runtimes (here: the agent it installed) reach
-// the governor too, judged against --fan-out-runtime-latency-target.
+// the governor too, judged against options.RuntimeWriteLatencyTarget.
 func TestRuntimeWritesAreTimed(t *testing.T) {
 	waitForAgent(t) // its install is a runtime write, whichever test runs first
 	timed := func() float64 {

@@ -25,7 +25,7 @@ func addLeaderEndpoint(mgr manager.Manager, srv *listener.Server, opts options.R
 	}
 	ip, err := netip.ParseAddr(opts.ListenerEndpointIP)
 	if err != nil {
-		return fmt.Errorf("--listener-endpoint-ip: %w", err)
+		return fmt.Errorf("$%s: %w", options.PodIPEnv, err)
 	}
 	namespace, name := opts.ListenerServiceKey()
 	p := &leaderendpoint.Publisher{

@@ -31,8 +31,8 @@ const (
 	suiteRuntimeBurst = 300
 )
 
-// TestListenerLimitsEachRuntime: --listener-runtime-rate and
-// --listener-runtime-burst reach the embedded listener. A runtime that
+// TestListenerLimitsEachRuntime: Options.ListenerRuntimeRate and
+// ListenerRuntimeBurst reach the embedded listener. A runtime that
 // sends without pause gets 429 with a Retry-After once its burst and what
 // the rate refilled meanwhile are spent; another runtime's event still
 // passes.

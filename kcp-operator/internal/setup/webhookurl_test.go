@@ -25,7 +25,7 @@ import (
 // TestWebhookURLAnnotationToAnUnlistedHostIsIgnored: a Kyma annotated to
 // have its runtime's webhooks call a URL the operator's allow list does
 // not name gets its agent as without the annotation (here the suite's
-// --agent-webhook-url), the SKRWebhook condition says why, and a Warning
+// Options.AgentWebhookURL), the SKRWebhook condition says why, and a Warning
 // Event is recorded: AdmissionReviews, Secret bodies included, never go to
 // the annotated URL.
 func TestWebhookURLAnnotationToAnUnlistedHostIsIgnored(t *testing.T) {
@@ -56,7 +56,7 @@ func TestWebhookURLAnnotationToAnUnlistedHostIsIgnored(t *testing.T) {
 	require.NotEmpty(t, hooks.Webhooks)
 	for _, h := range hooks.Webhooks {
 		require.NotNil(t, h.ClientConfig.URL, h.Name)
-		flagURL := "https://127.0.0.1:" + strconv.Itoa(kubelet.webhookPort) // the suite's --agent-webhook-url
+		flagURL := "https://127.0.0.1:" + strconv.Itoa(kubelet.webhookPort) // the suite's Options.AgentWebhookURL
 		assert.True(t, strings.HasPrefix(*h.ClientConfig.URL, flagURL+"/validate/"),
 			"%s calls %s, not the annotated URL", h.Name, *h.ClientConfig.URL)
 	}

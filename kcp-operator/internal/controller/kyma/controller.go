@@ -132,7 +132,8 @@ func (r *Reconciler) reconcile(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Re
 // the catalog and the agent by the Board, runtime changes by push (or
 // withoutPush's polling). The one change without news is the held
 // progress (statusToWrite) turning writable once the stored status is
-// --requeue-busy-max old, so a Processing Kyma is rechecked then, not
+// older than the busy recheck's bound (12 × --requeue-busy), so a
+// Processing Kyma is rechecked then, not
 // every --requeue-busy: that polling was 4 of the 6.5 reconciles of each
 // new Kyma at 1,000 Kymas, each reading the runtime Kyma for nothing.
 func (r *Reconciler) recheck(kyma *v1beta2.Kyma, status v1beta2.KymaStatus) ctrl.Result {

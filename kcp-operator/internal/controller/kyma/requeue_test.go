@@ -41,7 +41,7 @@ func TestWithoutPushShortensTheResync(t *testing.T) {
 
 // TestAProcessingKymaIsRecheckedWhenItsProgressTurnsWritable checks that a
 // Kyma still Processing is read again when its held progress may be
-// written (its stored status --requeue-busy-max old), not every
+// written (its stored status Requeue.BusyMax old), not every
 // --requeue-busy: what it waits for comes as news.
 func TestAProcessingKymaIsRecheckedWhenItsProgressTurnsWritable(t *testing.T) {
 	r := &Reconciler{Requeue: schedule.Requeue{Success: time.Hour, Busy: 5 * time.Second, BusyMax: time.Minute, Error: 2 * time.Minute}}

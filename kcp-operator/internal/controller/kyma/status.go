@@ -25,10 +25,11 @@ import (
 // statusToWrite is the status this reconcile writes: the desired one, with
 // the conditions other controllers reported — or the stored one when the
 // Kyma stays Processing and only its progress changed: a part done (a true
-// condition reported) and, while the stored status is younger than
-// --requeue-busy-max, its modules installing or turning Ready. The write
-// that ends the Processing carries it, or the first one after
-// --requeue-busy-max: a module stuck installing says so in the Kyma then.
+// condition reported) and, while the stored status is younger than the
+// busy recheck's bound (12 × --requeue-busy), its modules installing or
+// turning Ready. The write that ends the Processing carries it, or the
+// first one past that bound: a module stuck installing says so in the
+// Kyma then.
 // A problem is written at once.
 func (r *Reconciler) statusToWrite(kyma *v1beta2.Kyma, results []moduleResult) v1beta2.KymaStatus {
 	conds, _ := r.Board.Merged(kyma)

@@ -74,7 +74,7 @@ func TestOnlyProgressIsHeldBack(t *testing.T) {
 			LastOperation: shared.LastOperation{Operation: "waiting for modules: a (Processing)"}}
 	}
 	// held: whether the change waits while the stored status is young
-	// (younger than --requeue-busy-max), and once it is old.
+	// (younger than Requeue.BusyMax), and once it is old.
 	tests := []struct {
 		name            string
 		change          func(*v1beta2.KymaStatus)

@@ -12,9 +12,8 @@ import (
 // Reasons of the Resources condition for a module that is not applied
 // because of what it renders.
 const (
-	// ReasonRenderLimit: the render went over a bound (--render-timeout,
-	// --render-max-bytes, --render-max-objects, or the render child's heap);
-	// the message names it.
+	// ReasonRenderLimit: the render went over a bound (its time, YAML bytes
+	// or objects, or the render child's heap); the message names it.
 	ReasonRenderLimit = "RenderLimitExceeded"
 	// ReasonContentDenied: a rendered object is denied by --module-denied-kinds;
 	// the message names the object and the rule. Nothing is applied. The
@@ -33,7 +32,7 @@ const ReasonControlPlaneTarget = "ControlPlaneTargetUnsupported"
 
 var errControlPlaneTarget = errors.New("spec.remote: false (install into the control plane) is not supported: " +
 	"modules are installed only into runtimes, because the operator's control-plane credentials must not apply module content; " +
-	"give the control plane an access Secret like any runtime, or run the operator with --single-cluster")
+	"give the control plane an access Secret like any runtime, or run the operator with --feature-gates=SingleCluster=true")
 
 // renderReason is the condition reason of a failed render.
 func renderReason(err error) string {

@@ -124,7 +124,7 @@ func (r *Reconciler) read(ctx context.Context, key types.NamespacedName) (*v1bet
 
 // finish writes the observation and requeues by state. A module under way
 // is rechecked before new work until its status has stayed the same for
-// --requeue-busy-max (see schedule.UnderWay): one that stays Processing for
+// the busy recheck's bound, 12 × --requeue-busy (see schedule.UnderWay): one that stays Processing for
 // longer must not hold up the Manifests created after it, and it is read
 // less often the longer its status stays the same.
 func (r *Reconciler) finish(ctx context.Context, mf *v1beta2.Manifest, obs observation) (ctrl.Result, error) {

@@ -28,7 +28,8 @@ import (
 // which the module must neither take over nor, later, delete. Field
 // managers that wrote only a subresource (status) own no content. adopt
 // lists managed-by values and field managers that count as the module's
-// (--adopt-from: those of a lifecycle manager the fleet migrates from).
+// (Reconciler.AdoptFrom: those of the public lifecycle manager, which the
+// fleet migrates from).
 func foreignOwner(current metav1.Object, module string, adopt []string) string {
 	labels := current.GetLabels()
 	switch by := labels[shared.ManagedByLabel]; {

@@ -119,7 +119,7 @@ func (r *Reconciler) unlabel(ctx context.Context, rt *remote.Runtime, obj *metav
 
 // stripLabels deletes the labels the operator set on obj and reports
 // whether there were any. An object whose managed-by names neither this
-// operator nor one it adopts from (--adopt-from), or whose module-name
+// operator nor one it adopts from (r.AdoptFrom), or whose module-name
 // names another module, is someone else's: its labels stay as they are.
 func (r *Reconciler) stripLabels(obj *metav1.PartialObjectMetadata, module string) bool {
 	labels := obj.GetLabels()
