@@ -120,7 +120,9 @@ func (b *builder) addControllers(ctx context.Context) error {
 	if b.opts.WatcherController {
 		return b.watcher()
 	}
-	return nil
+	// Direct mode: Watchers need no route, only their status.
+	r := &watcherctrl.Reconciler{KCP: b.mgr.GetClient(), Events: b.events("lifecycle-manager-watcher"), Direct: true}
+	return r.SetupWithManager(b.mgr, controllerOptions(b.opts, 1))
 }
 
 // pacer paces how a controller fans a change out to the Kymas: at most

@@ -33,6 +33,10 @@ type Reconciler struct {
 	Gateway GatewayConfig
 	// Retry is the wait after an error, e.g. while no Gateway matches.
 	Retry time.Duration
+	// Direct: the listener terminates mTLS itself and agents reach it
+	// without a route, so a Watcher needs no Istio object; it only gets
+	// its status. Gateway is unused then.
+	Direct bool
 }
 
 type gatewayRef struct {
@@ -46,6 +50,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.KCP.Get(ctx, req.NamespacedName, w); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if r.Direct {
+		return ctrl.Result{}, r.reconcileDirect(ctx, w)
+	}
 	if !w.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.delete(ctx, w)
 	}
@@ -56,7 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	configErr := r.applyVirtualService(ctx, w)
-	if err := r.writeStatus(ctx, w, configErr); err != nil {
+	if err := r.writeStatus(ctx, w, virtualServiceCondition(w, configErr)); err != nil {
 		return ctrl.Result{}, err
 	}
 	if configErr != nil {
@@ -173,15 +180,24 @@ func (r *Reconciler) delete(ctx context.Context, w *v1beta2.Watcher) error {
 	return nil
 }
 
-// writeStatus reports the VirtualService in the Watcher's status when it changed.
-func (r *Reconciler) writeStatus(ctx context.Context, w *v1beta2.Watcher, configErr error) error {
-	status := *w.Status.DeepCopy()
-	cond := metav1.Condition{Type: v1beta2.ConditionVirtualService, Status: metav1.ConditionTrue, Reason: "Configured",
-		Message: "VirtualService routes " + strings.Join(EventPaths(w.ManagerName()), ", "), ObservedGeneration: w.Generation,
-		LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second))}
-	status.State = shared.StateReady
+// virtualServiceCondition says whether the Watcher's VirtualService routes
+// its event paths.
+func virtualServiceCondition(w *v1beta2.Watcher, configErr error) metav1.Condition {
 	if configErr != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Error", configErr.Error()
+		return metav1.Condition{Type: v1beta2.ConditionVirtualService, Status: metav1.ConditionFalse, Reason: ReasonError, Message: configErr.Error()}
+	}
+	return metav1.Condition{Type: v1beta2.ConditionVirtualService, Status: metav1.ConditionTrue, Reason: ReasonConfigured,
+		Message: "VirtualService routes " + strings.Join(EventPaths(w.ManagerName()), ", ")}
+}
+
+// writeStatus reports cond in the Watcher's status when it changed: the
+// Watcher is Ready unless cond's reason is ReasonError.
+func (r *Reconciler) writeStatus(ctx context.Context, w *v1beta2.Watcher, cond metav1.Condition) error {
+	status := *w.Status.DeepCopy()
+	cond.ObservedGeneration, cond.LastTransitionTime = w.Generation, metav1.NewTime(time.Now().Truncate(time.Second))
+	status.State = shared.StateReady
+	configErr := cond.Reason == ReasonError
+	if configErr {
 		status.State = shared.StateError
 	}
 	meta.SetStatusCondition(&status.Conditions, cond)
@@ -191,7 +207,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, w *v1beta2.Watcher, config
 	}
 	if status.State != w.Status.State {
 		kind := corev1.EventTypeNormal
-		if configErr != nil {
+		if configErr {
 			kind = corev1.EventTypeWarning
 		}
 		r.Events.Eventf(w, nil, kind, "State"+string(status.State), "Reconcile", "%s", cond.Message)

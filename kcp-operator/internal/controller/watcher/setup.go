@@ -18,17 +18,22 @@ import (
 
 // SetupWithManager registers the controller: Watchers, their
 // VirtualServices, and Gateways (a Gateway change re-routes every Watcher
-// of its namespace).
+// of its namespace). In direct mode it watches Watchers alone, and needs
+// no Istio CRD.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("watcher").
 		For(&v1beta2.Watcher{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&networkingv1.VirtualService{}).
-		Watches(&networkingv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.watchersOfNamespace)).
-		WithOptions(opts).
-		Complete(r)
-	if err != nil {
+		WithOptions(opts)
+	if !r.Direct {
+		b = b.Owns(&networkingv1.VirtualService{}).
+			Watches(&networkingv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.watchersOfNamespace))
+	}
+	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("setting up the Watcher controller: %w", err)
+	}
+	if r.Direct {
+		return nil
 	}
 	if err := mgr.Add(r); err != nil {
 		return fmt.Errorf("adding the event Gateway keeper: %w", err)
