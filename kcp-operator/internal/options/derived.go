@@ -35,6 +35,19 @@ const (
 	runtimeIdleBeyondResync = time.Hour
 )
 
+// follow sets every setting that follows a flag from the flags' values:
+// in Default, and again whenever one of those flags is parsed.
+func (o *Options) follow() {
+	o.ManifestConcurrency = manifestsPerKyma * o.KymaConcurrency
+	o.RequeueNoPush = min(o.RequeueSuccess, noPushResyncMax)
+	o.RuntimeIdleTTL = o.RequeueSuccess + runtimeIdleBeyondResync
+	o.RequeueBusyMax = busyBackoffFactor * o.RequeueBusy
+	o.RequeueWarning = warningPerError * o.RequeueError
+	o.RateLimiterMaxDelay = failureBackoffPerError * o.RequeueError
+	o.WatcherController = o.ListenerMode == ListenerModeGateway
+	o.Replicas.follow()
+}
+
 // derive makes fn run each time the flag name is set, after its value is:
 // the settings fn writes follow that flag.
 func derive(fs *pflag.FlagSet, name string, fn func()) {

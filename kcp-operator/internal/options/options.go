@@ -121,7 +121,7 @@ func PublicLifecycleManager() []string {
 // Default returns the defaults, tuned for a KCP with thousands of runtimes
 // where the push path brings changes and the resync is the safety net.
 func Default() Options {
-	return Options{
+	o := Options{
 		MetricsAddr:     ":8080",
 		Webhook:         defaultWebhook(),
 		Replicas:        defaultReplicas(),
@@ -133,10 +133,8 @@ func Default() Options {
 		AdoptFrom:       PublicLifecycleManager(),
 
 		RuntimeTimeout: 30 * time.Second,
-		RuntimeIdleTTL: 2*time.Hour + runtimeIdleBeyondResync,
 
-		KymaConcurrency:     8,
-		ManifestConcurrency: manifestsPerKyma * 8,
+		KymaConcurrency: 8,
 
 		LayerCacheDir:     filepath.Join(os.TempDir(), "lifecycle-manager", "layers"),
 		ModuleDeniedKinds: contentpolicy.Defaults(),
@@ -146,19 +144,14 @@ func Default() Options {
 
 		RequeueSuccess: 2 * time.Hour,
 		RequeueBusy:    5 * time.Second,
-		RequeueBusyMax: busyBackoffFactor * 5 * time.Second,
-		RequeueWarning: warningPerError * time.Minute,
 		RequeueError:   time.Minute,
 
 		FanOutRate:          5,
 		FanOutLatencyTarget: 100 * time.Millisecond,
-		// Above the KCP's target: runtimes are remote, and a write to one
-		// crosses the network and its admission webhooks.
 		PurgeGracePeriod:    5 * time.Minute,
 		ProtectedNamespaces: []string{"default", "kube-system", "kube-public", "kube-node-lease", "kyma-system"},
 
-		WatcherController: true,
-		GatewayName:       "lifecycle-manager-events",
+		GatewayName: "lifecycle-manager-events",
 
 		ListenerAddr:           ":8082",
 		ListenerMode:           "gateway",
@@ -166,11 +159,10 @@ func Default() Options {
 		ListenerRuntimeRate:    100,
 		ListenerRuntimeBurst:   1000,
 		AgentImage:             "ghcr.io/lifecycle-manager/skr-agent:latest",
-		RequeueNoPush:          noPushResyncMax,
 		PushRecheckDelay:       500 * time.Millisecond,
-
-		RateLimiterMaxDelay: failureBackoffPerError * time.Minute,
 	}
+	o.follow()
+	return o
 }
 
 // Bind registers the flags on fs with o's current values as defaults,
@@ -213,7 +205,7 @@ func (o *Options) bindManager(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Namespaces, "namespaces", o.Namespaces, "KCP namespaces the operator watches (Kymas, templates, Secrets); the cache holds nothing else.")
 	fs.StringSliceVar(&o.RuntimeKubeconfigAllow, "runtime-kubeconfig-allow", o.RuntimeKubeconfigAllow, "Kubeconfig features runtime Secrets may use beyond inline credentials (token, client certificate and key, CA data): exec, files, proxy-url, insecure-skip-tls-verify, basic-auth, impersonation. Each lets whoever writes a runtime Secret make the operator do more (docs/security.md, Runtime kubeconfigs); unknown values stop the operator at start.")
 	fs.IntVar(&o.KymaConcurrency, "kyma-concurrency", o.KymaConcurrency, "Kymas reconciled in parallel; twice as many Manifests (module installations) are.")
-	derive(fs, "kyma-concurrency", func() { o.ManifestConcurrency = manifestsPerKyma * o.KymaConcurrency })
+	derive(fs, "kyma-concurrency", o.follow)
 	o.Gates.bind(fs)
 }
 
@@ -231,17 +223,11 @@ func (o *Options) bindModules(fs *pflag.FlagSet) {
 // bindRequeue binds the flags of requeue intervals, fan-out pacing and maintenance windows.
 func (o *Options) bindRequeue(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.RequeueSuccess, "requeue-success", o.RequeueSuccess, "Resync of a Ready Kyma and its Manifests (jittered); the push path brings changes sooner. A Kyma whose agent is not ready resyncs every minute (or at this interval when shorter): without the push path, polling is the only way to see changes.")
-	derive(fs, "requeue-success", func() {
-		o.RequeueNoPush = min(o.RequeueSuccess, noPushResyncMax)
-		o.RuntimeIdleTTL = o.RequeueSuccess + runtimeIdleBeyondResync
-	})
+	derive(fs, "requeue-success", o.follow)
 	fs.DurationVar(&o.RequeueBusy, "requeue-busy", o.RequeueBusy, "First recheck of a Manifest while its module is installed or deleted, and of a Kyma being deleted (a Processing Kyma waits for news instead); each later recheck waits half the time its status has been unchanged, up to 12 times this.")
-	derive(fs, "requeue-busy", func() { o.RequeueBusyMax = busyBackoffFactor * o.RequeueBusy })
+	derive(fs, "requeue-busy", o.follow)
 	fs.DurationVar(&o.RequeueError, "requeue-error", o.RequeueError, "Requeue of a Kyma in Error; a Kyma in Warning waits twice as long, and a failing reconcile backs off from 500ms up to 5 times this.")
-	derive(fs, "requeue-error", func() {
-		o.RequeueWarning = warningPerError * o.RequeueError
-		o.RateLimiterMaxDelay = failureBackoffPerError * o.RequeueError
-	})
+	derive(fs, "requeue-error", o.follow)
 	fs.Float64Var(&o.FanOutRate, "fan-out-rate", o.FanOutRate, "Kymas per second, at most, that each controller re-enqueues after ModuleTemplate, ModuleReleaseMeta, Watcher or pull Secret changes, one change after another: a release to 10,000 runtimes at 5/s takes 33 minutes and leaves the API servers room for pushed changes. While most of the operator's writes are slow (KCP over 100ms, runtimes over 250ms) the pace drops to as little as 1/32 of this. 0: no limit.")
 	fs.StringVar(&o.MaintenancePolicy, "maintenance-policy", o.MaintenancePolicy, "Maintenance policy file (YAML or JSON, read again when it changes, e.g. a mounted ConfigMap): upgrades to a module version that requires downtime wait for the runtime's window unless the Kyma skips windows. Empty: such upgrades run at once (the log says so at startup). See docs/operating.md, Maintenance windows.")
 }
@@ -257,7 +243,7 @@ func (o *Options) bindRemoval(fs *pflag.FlagSet) {
 func (o *Options) bindPush(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ListenerAddr, "listener-bind-address", o.ListenerAddr, "Address of the event listener that the agents push to; empty disables the push path.")
 	fs.StringVar(&o.ListenerMode, "listener-mode", o.ListenerMode, "gateway: an Istio gateway terminates mTLS and passes the client certificate in X-Forwarded-Client-Cert, and the Watcher controller keeps its VirtualServices (the Istio CRDs must be in the KCP); direct: the listener terminates mTLS itself with the endpoint certificate, and Watchers need no route.")
-	derive(fs, "listener-mode", func() { o.WatcherController = o.ListenerMode == ListenerModeGateway })
+	derive(fs, "listener-mode", o.follow)
 	fs.StringSliceVar(&o.ListenerTrustedProxies, "listener-trusted-proxies", o.ListenerTrustedProxies, "CIDRs whose X-Forwarded-Client-Cert the listener believes (gateway mode): the ingress gateway pods' addresses.")
 	fs.StringVar(&o.GatewayName, "istio-gateway-name", o.GatewayName, "Istio Gateway of the event endpoint that the operator keeps in the first watched namespace (hosts: --cert-endpoint-dns-names, or every host; TLS: the endpoint certificate); empty leaves the Gateway to someone else.")
 	fs.StringVar(&o.AgentKCPAddress, "agent-kcp-address", o.AgentKCPAddress, "host[:port] the agents send events to: the Istio gateway, or the listener in direct mode. Set, the operator installs the skr-agent and its certificate into every runtime; empty, it installs no agent.")

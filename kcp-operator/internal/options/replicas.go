@@ -41,17 +41,19 @@ const (
 	retryPerLease = 2
 )
 
-// defaultReplicas are controller-runtime's leader election defaults.
-func defaultReplicas() Replicas {
-	return Replicas{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
+// defaultReplicas are controller-runtime's leader election defaults: the
+// renew deadline and retry period follow the lease (Options.follow).
+func defaultReplicas() Replicas { return Replicas{LeaseDuration: 15 * time.Second} }
+
+// follow sets the renew deadline and retry period from the lease.
+func (r *Replicas) follow() {
+	r.RenewDeadline = r.LeaseDuration * renewPerLease / leaseParts
+	r.RetryPeriod = r.LeaseDuration * retryPerLease / leaseParts
 }
 
 func (r *Replicas) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&r.LeaseDuration, "leader-election-lease-duration", r.LeaseDuration, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest a killed leader leaves events unserved. A leader that stops cleanly gives the Lease up at once; one that cannot renew for 2/3 of this exits. The public lifecycle manager's flag name.")
-	derive(fs, "leader-election-lease-duration", func() {
-		r.RenewDeadline = r.LeaseDuration * renewPerLease / leaseParts
-		r.RetryPeriod = r.LeaseDuration * retryPerLease / leaseParts
-	})
+	derive(fs, "leader-election-lease-duration", r.follow)
 	fs.StringVar(&r.ListenerService, "listener-service", r.ListenerService, "Service (namespace/name, without a selector) of the event listener: the leader keeps its EndpointSlice naming only itself, at the IP in the environment variable "+PodIPEnv+" (the chart sets it from status.podIP), once its listener has consumers, so that no event reaches a standby. Empty: the operator keeps no EndpointSlice.")
 }
 
