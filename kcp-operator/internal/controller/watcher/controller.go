@@ -50,11 +50,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.KCP.Get(ctx, req.NamespacedName, w); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.Direct {
-		return ctrl.Result{}, r.reconcileDirect(ctx, w)
-	}
 	if !w.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.delete(ctx, w)
+	}
+	if r.Direct {
+		return ctrl.Result{}, r.writeStatus(ctx, w, directCondition(w))
 	}
 	if err := r.ensureFinalizer(ctx, w); err != nil {
 		return ctrl.Result{}, err
@@ -74,7 +74,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) applyVirtualService(ctx context.Context, w *v1beta2.Watcher) error {
 	if w.ManagerName() == "" {
-		return fmt.Errorf("the Watcher names no manager: set spec.manager or the %s label", shared.ManagedByLabel)
+		return errNoManager()
 	}
 	gateways, err := r.gateways(ctx, w)
 	if err != nil {
@@ -163,14 +163,18 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, w *v1beta2.Watcher) er
 	return nil
 }
 
-// delete removes the VirtualService, then the finalizer.
+// delete removes the VirtualService, then the finalizer. In direct mode
+// it removes only a finalizer left from a gateway-mode run: Istio's CRDs
+// may be gone.
 func (r *Reconciler) delete(ctx context.Context, w *v1beta2.Watcher) error {
 	if !controllerutil.ContainsFinalizer(w, shared.WatcherFinalizer) {
 		return nil
 	}
-	vs := &networkingv1.VirtualService{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}}
-	if err := r.KCP.Delete(ctx, vs); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting VirtualService %s: %w", w.Name, err)
+	if !r.Direct {
+		vs := &networkingv1.VirtualService{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}}
+		if err := r.KCP.Delete(ctx, vs); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting VirtualService %s: %w", w.Name, err)
+		}
 	}
 	patch := client.MergeFrom(w.DeepCopy())
 	controllerutil.RemoveFinalizer(w, shared.WatcherFinalizer)
@@ -242,3 +246,8 @@ func (r *Reconciler) Start(ctx context.Context) error {
 
 // gatewayResync is how often the Gateway is checked without a Watcher event.
 const gatewayResync = 5 * time.Minute
+
+// errNoManager: a Watcher without a manager has no event path to route.
+func errNoManager() error {
+	return fmt.Errorf("the Watcher names no manager: set spec.manager or the %s label", shared.ManagedByLabel)
+}
