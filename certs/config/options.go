@@ -33,7 +33,7 @@ const (
 	DefaultCertDuration       = 90 * 24 * time.Hour
 	DefaultCertRenewBefore    = 30 * 24 * time.Hour
 	DefaultPropagationDelay   = 5 * time.Minute
-	DefaultGracePeriod        = time.Hour
+	DefaultGracePeriod        = gracePerPropagation * DefaultPropagationDelay
 	DefaultRotationInterval   = time.Minute
 	DefaultIssuerKind         = "Issuer"
 	DefaultIssuerGroup        = "cert-manager.io"
