@@ -6,5 +6,7 @@
 // thousands of Kymas each reconcile, and each pushed event, would pay for
 // all of them.
 //
-// Register adds every index; the lookups need it.
+// Register adds these indexes; the lookups need them. Add is how the
+// packages that own other indexes (module resolution, the Kyma
+// controller's) register theirs.
 package index

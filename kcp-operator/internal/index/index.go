@@ -23,19 +23,27 @@ const (
 
 // Register adds the indexes to the manager's cache.
 func Register(ctx context.Context, fi client.FieldIndexer) error {
-	indexes := []struct {
-		obj   client.Object
-		field string
-		fn    client.IndexerFunc
-	}{
-		{&corev1.Secret{}, ByKymaName, kymaName},
-		{&v1beta2.Manifest{}, ByKymaName, kymaName},
-		{&v1beta2.Kyma{}, KymaRuntimeID, func(o client.Object) []string { return []string{RuntimeID(o.(*v1beta2.Kyma))} }},
-		{&v1beta2.Manifest{}, ManifestObjects, manifestKeys},
-	}
-	for _, ix := range indexes {
-		if err := fi.IndexField(ctx, ix.obj, ix.field, ix.fn); err != nil {
-			return fmt.Errorf("indexing %T by %s: %w", ix.obj, ix.field, err)
+	return Add(ctx, fi,
+		Field{&corev1.Secret{}, ByKymaName, kymaName},
+		Field{&v1beta2.Manifest{}, ByKymaName, kymaName},
+		Field{&v1beta2.Kyma{}, KymaRuntimeID, func(o client.Object) []string { return []string{RuntimeID(o.(*v1beta2.Kyma))} }},
+		Field{&v1beta2.Manifest{}, ManifestObjects, manifestKeys},
+	)
+}
+
+// Field is one field index: objects of Obj's type by Name, the values Fn gives.
+type Field struct {
+	Obj  client.Object
+	Name string
+	Fn   client.IndexerFunc
+}
+
+// Add adds fields to the cache; packages with indexes of their own
+// register them with it.
+func Add(ctx context.Context, fi client.FieldIndexer, fields ...Field) error {
+	for _, f := range fields {
+		if err := fi.IndexField(ctx, f.Obj, f.Name, f.Fn); err != nil {
+			return fmt.Errorf("indexing %T by %s: %w", f.Obj, f.Name, err)
 		}
 	}
 	return nil

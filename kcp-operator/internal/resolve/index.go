@@ -3,12 +3,12 @@ package resolve
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 )
 
 // Index names of the cache field indexes this package needs.
@@ -25,30 +25,24 @@ const (
 
 // Indexes registers the field indexes on the manager's cache.
 func Indexes(ctx context.Context, fi client.FieldIndexer) error {
-	indexes := []struct {
-		obj   client.Object
-		field string
-		fn    client.IndexerFunc
-	}{
-		{&v1beta2.ModuleTemplate{}, IndexTemplateModule, func(o client.Object) []string { return templateModuleNames(o.(*v1beta2.ModuleTemplate)) }},
-		{&v1beta2.ModuleTemplate{}, IndexTemplateFQDN, func(o client.Object) []string { return nonEmpty(ComponentName(o.(*v1beta2.ModuleTemplate))) }},
-		{&v1beta2.ModuleTemplate{}, IndexMandatory, func(o client.Object) []string {
+	return index.Add(ctx, fi,
+		index.Field{Obj: &v1beta2.ModuleTemplate{}, Name: IndexTemplateModule, Fn: func(o client.Object) []string {
+			return templateModuleNames(o.(*v1beta2.ModuleTemplate))
+		}},
+		index.Field{Obj: &v1beta2.ModuleTemplate{}, Name: IndexTemplateFQDN, Fn: func(o client.Object) []string {
+			return nonEmpty(ComponentName(o.(*v1beta2.ModuleTemplate)))
+		}},
+		index.Field{Obj: &v1beta2.ModuleTemplate{}, Name: IndexMandatory, Fn: func(o client.Object) []string {
 			return flag(o.(*v1beta2.ModuleTemplate).Spec.Mandatory)
 		}},
-		{&v1beta2.ModuleReleaseMeta{}, IndexMandatory, func(o client.Object) []string {
+		index.Field{Obj: &v1beta2.ModuleReleaseMeta{}, Name: IndexMandatory, Fn: func(o client.Object) []string {
 			return flag(o.(*v1beta2.ModuleReleaseMeta).Spec.Mandatory != nil)
 		}},
-		{&v1beta2.ModuleReleaseMeta{}, IndexReleaseMetaModule, func(o client.Object) []string {
+		index.Field{Obj: &v1beta2.ModuleReleaseMeta{}, Name: IndexReleaseMetaModule, Fn: func(o client.Object) []string {
 			m := o.(*v1beta2.ModuleReleaseMeta)
 			return nonEmpty(m.Spec.ModuleName, m.Spec.OcmComponentName)
 		}},
-	}
-	for _, ix := range indexes {
-		if err := fi.IndexField(ctx, ix.obj, ix.field, ix.fn); err != nil {
-			return fmt.Errorf("indexing %s: %w", ix.field, err)
-		}
-	}
-	return nil
+	)
 }
 
 // ModuleName returns the module a template belongs to: spec.moduleName, else the module-name label.

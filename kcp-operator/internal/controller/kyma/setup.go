@@ -20,6 +20,7 @@ import (
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
@@ -31,10 +32,7 @@ const IndexKymaModules = "kyma.modules"
 
 // IndexKymas registers the Kyma index on the manager's cache.
 func IndexKymas(ctx context.Context, fi client.FieldIndexer) error {
-	if err := fi.IndexField(ctx, &v1beta2.Kyma{}, IndexKymaModules, kymaModuleKeys); err != nil {
-		return fmt.Errorf("indexing %s: %w", IndexKymaModules, err)
-	}
-	return nil
+	return index.Add(ctx, fi, index.Field{Obj: &v1beta2.Kyma{}, Name: IndexKymaModules, Fn: kymaModuleKeys})
 }
 
 func kymaModuleKeys(o client.Object) []string {
