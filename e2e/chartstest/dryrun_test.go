@@ -33,6 +33,7 @@ func representativeValues() map[string]map[string]any {
 		"cert-manager with the chart's CA":    certManagerValues(),
 		"cert-manager with a ClusterIssuer":   ownIssuer,
 		"ServiceMonitor and two replicas":     set(set(baseValues(), "serviceMonitor.enabled", true), "replicaCount", 2),
+		"PrometheusRule":                      set(baseValues(), "prometheusRule.enabled", true),
 		"direct mode behind a load balancer":  direct,
 		"more namespaces, gates, pull Secret": extras,
 	}

@@ -18,7 +18,8 @@ import (
 const certManagerModule = "github.com/cert-manager/cert-manager@v1.21.2"
 
 // env is one kube-apiserver for every test of the package, with the
-// Lifecycle Manager CRDs, cert-manager's, and the ServiceMonitor stand-in.
+// Lifecycle Manager CRDs, cert-manager's, and the ServiceMonitor and
+// PrometheusRule stand-ins.
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
@@ -33,7 +34,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	crds = append(crds, filepath.Join("testdata", "servicemonitor-standin-crd.yaml"))
+	crds = append(crds, filepath.Join("testdata", "servicemonitor-standin-crd.yaml"),
+		filepath.Join("testdata", "prometheusrule-standin-crd.yaml"))
 	if env, err = testenv.Start(testenv.Options{CRDPaths: crds}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

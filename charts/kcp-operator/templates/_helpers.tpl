@@ -229,3 +229,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- fail "certificates.caSecret.namespace must be empty or certificates.namespace when the chart creates the CA: it lives beside its Issuer" }}
 {{- end }}
 {{- end }}
+
+{{/* The metrics Service; a ServiceMonitor makes it the job label of the series. */}}
+{{- define "kcp-operator.metricsServiceName" -}}
+{{- printf "%s-metrics" (include "kcp-operator.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
