@@ -78,6 +78,9 @@ type Runtime struct {
 	Proxy *Proxy
 	// AgentPort is where the runtime's API server calls the agent.
 	AgentPort int
+	// AgentMetricsPort serves the agent's metrics on loopback, the same
+	// for every agent process, so that a scraper keeps its target.
+	AgentMetricsPort int
 	// accessKubeconfig is what the runtime's access Secret holds in local
 	// mode: a token of charts/kcp-operator-runtime's ServiceAccount.
 	accessKubeconfig []byte
@@ -191,13 +194,13 @@ func (h *Harness) startRuntime(ctx context.Context, i int) error {
 		return err
 	}
 	h.stops = append(h.stops, proxy.Close)
-	port, err := FreePort(ctx)
+	ports, err := FreePorts(ctx, 2)
 	if err != nil {
 		return err
 	}
 	rt := &Runtime{
 		Cluster: c, KymaName: fmt.Sprintf("kyma-%d", i), RuntimeID: name,
-		Proxy: proxy, AgentPort: port,
+		Proxy: proxy, AgentPort: ports[0], AgentMetricsPort: ports[1],
 	}
 	h.Runtimes = append(h.Runtimes, rt)
 	return h.installRuntimeAccess(ctx, rt, "https://"+proxy.Addr)

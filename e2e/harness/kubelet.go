@@ -102,11 +102,7 @@ func (h *Harness) runAgent(ctx context.Context, rt *Runtime, d *appsv1.Deploymen
 	if p := rt.agentProcess(); p != nil && p.Running() {
 		return nil
 	}
-	metricsPort, err := FreePort(ctx)
-	if err != nil {
-		return err
-	}
-	agent := AgentProcess(h.Bin.Agent, filepath.Join(h.RunDir, "logs", rt.Name+"-skr-agent.log"), dir, d, rt.AgentPort, metricsPort)
+	agent := AgentProcess(h.Bin.Agent, filepath.Join(h.RunDir, "logs", rt.Name+"-skr-agent.log"), dir, d, rt.AgentPort, rt.AgentMetricsPort)
 	agent.Name = "skr-agent (" + rt.Name + ")"
 	kcp := agentEnv(d)["KCP_ADDR"]
 	if addr := rt.agentKCPAddr.Load(); addr != nil {

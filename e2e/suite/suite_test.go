@@ -45,6 +45,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer h.Close()
+	prom = startMonitoring(ctx, h)
+	defer func() { _ = prom.server.Stop() }()
 	code := m.Run()
 	refused := refusedRequests()
 	if code != 0 || refused != "" {
