@@ -97,12 +97,16 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 }
 
 // AddManager registers the queue depth gauge of a manager, read from
-// depth at every scrape, and starts its throttling counters at zero, so
-// that a rate over them is defined before the first 429.
+// depth at every scrape, and starts its event and throttling counters at
+// zero, so that a rate over them is defined before the first event, the
+// first coalesced one and the first 429 (a dashboard panel shows 0, not
+// nothing).
 func (m *Metrics) AddManager(manager string, depth func() int) error {
 	for _, reason := range []string{ThrottledRuntimeRate, ThrottledQueueFull} {
 		m.Throttled.WithLabelValues(manager, reason)
 	}
+	m.Delivered.WithLabelValues(manager)
+	m.Coalesced.WithLabelValues(manager)
 	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "queue_depth",
 		Help:        "Events waiting for the manager's consumer.",
