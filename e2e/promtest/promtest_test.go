@@ -19,7 +19,7 @@ func TestDashboardCheckNamesTheEmptyPanel(t *testing.T) {
 	bin, err := Binaries(t.Context(), "../..")
 	require.NoError(t, err)
 	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "# TYPE demo_requests_total counter\ndemo_requests_total{code=\"200\"} 7")
+		_, _ = fmt.Fprintln(w, "# TYPE demo_requests_total counter\ndemo_requests_total{code=\"200\"} 7")
 	}))
 	defer exporter.Close()
 	host, port, err := net.SplitHostPort(exporter.Listener.Addr().String())

@@ -52,9 +52,11 @@ type Server struct {
 	// URL is the server's base URL, http://127.0.0.1:<port>.
 	URL string
 	// Log is the path of its log.
-	Log  string
-	cmd  *exec.Cmd
-	done chan error
+	Log string
+	cmd *exec.Cmd
+	// done is closed once the process has exited, with its error in exitErr.
+	done    chan struct{}
+	exitErr error
 }
 
 // Start writes the configuration and starts prometheus with it on a free
@@ -75,17 +77,18 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	port := opts.Port
 	if port == 0 {
-		if port, err = freePort(); err != nil {
+		if port, err = freePort(ctx); err != nil {
 			return nil, err
 		}
 	}
-	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), Log: filepath.Join(opts.Dir, "prometheus.log"), done: make(chan error, 1)}
+	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), Log: filepath.Join(opts.Dir, "prometheus.log"), done: make(chan struct{})}
 	logFile, err := os.Create(s.Log)
 	if err != nil {
 		return nil, fmt.Errorf("creating the prometheus log: %w", err)
 	}
-	defer logFile.Close()
-	s.cmd = exec.Command(filepath.Join(opts.BinDir, "prometheus"), //nolint:gosec // the cached binary of hack/prometheus.sh
+	defer func() { _ = logFile.Close() }() // the process has its own descriptor
+	// The server outlives ctx, which bounds only the start.
+	s.cmd = exec.CommandContext(context.WithoutCancel(ctx), filepath.Join(opts.BinDir, "prometheus"),
 		"--config.file="+cfgPath,
 		"--storage.tsdb.path="+filepath.Join(opts.Dir, "data"),
 		"--storage.tsdb.retention.time=1d",
@@ -98,7 +101,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting prometheus: %w", err)
 	}
-	go func() { s.done <- s.cmd.Wait() }()
+	go func() {
+		s.exitErr = s.cmd.Wait()
+		close(s.done)
+	}()
 	if err := s.waitReady(ctx); err != nil {
 		_ = s.Stop()
 		return nil, err
@@ -157,9 +163,8 @@ func (s *Server) waitReady(ctx context.Context) error {
 			}
 		}
 		select {
-		case err := <-s.done:
-			s.done <- err
-			return fmt.Errorf("prometheus exited before it was ready (%v); see %s", err, s.Log)
+		case <-s.done:
+			return fmt.Errorf("prometheus exited before it was ready (%w); see %s", s.exitErr, s.Log)
 		case <-ctx.Done():
 			return fmt.Errorf("prometheus not ready within a minute; see %s", s.Log)
 		case <-tick.C:
@@ -172,6 +177,11 @@ func (s *Server) Stop() error {
 	if s == nil || s.cmd == nil || s.cmd.Process == nil {
 		return nil
 	}
+	select {
+	case <-s.done:
+		return nil // already exited
+	default:
+	}
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("stopping prometheus: %w", err)
 	}
@@ -181,15 +191,14 @@ func (s *Server) Stop() error {
 		_ = s.cmd.Process.Kill()
 		<-s.done
 	}
-	s.cmd = nil
 	return nil
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func freePort(ctx context.Context) (int, error) {
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port for prometheus: %w", err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -123,11 +123,14 @@ func operatorJobs(sm *unstructured.Unstructured, objs []*unstructured.Unstructur
 	return jobs, nil
 }
 
+// agentJobName is the agents' job: their chart's Service name.
+const agentJobName = "skr-agent"
+
 // agentJob scrapes every runtime's agent on its metrics port (plain HTTP,
 // /metrics, as the skr-agent chart's Service names it); clusters mode
 // leaves the agents to their runtime's Prometheus.
 func agentJob(h *harness.Harness) promtest.Job {
-	job := promtest.Job{Name: "skr-agent", Interval: scrapeInterval, Timeout: scrapeInterval, Labels: map[string]string{"service": "skr-agent"}}
+	job := promtest.Job{Name: agentJobName, Interval: scrapeInterval, Timeout: scrapeInterval, Labels: map[string]string{"service": "skr-agent"}}
 	for _, rt := range h.Runtimes {
 		if rt.AgentMetricsPort != 0 {
 			job.Targets = append(job.Targets, fmt.Sprintf("127.0.0.1:%d", rt.AgentMetricsPort))
