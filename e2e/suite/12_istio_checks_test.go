@@ -34,12 +34,12 @@ var eventRetry = struct {
 	retryCodes []uint32
 }{3, 5 * time.Second, []string{"connect-failure", "refused-stream", "reset"}, []uint32{503}}
 
-// eventChain finds the filter chain of the HTTPS listener on port that
-// serves host by SNI, checks its mutual TLS and client certificate
+// eventChain finds the filter chain of the listener on the Gateway's HTTPS
+// port that serves host by SNI, checks its mutual TLS and client certificate
 // forwarding, and returns the RDS route configuration it uses.
-func eventChain(cfg *harness.ProxyConfig, port uint32, host string) (string, error) {
+func eventChain(cfg *harness.ProxyConfig, host string) (string, error) {
 	for _, l := range cfg.Listeners {
-		if l.GetAddress().GetSocketAddress().GetPortValue() != port {
+		if l.GetAddress().GetSocketAddress().GetPortValue() != gatewayPort {
 			continue
 		}
 		for _, fc := range l.GetFilterChains() {
@@ -56,7 +56,7 @@ func eventChain(cfg *harness.ProxyConfig, port uint32, host string) (string, err
 			return m.GetRds().GetRouteConfigName(), nil
 		}
 	}
-	return "", fmt.Errorf("no listener on port %d serves host %s by SNI (listeners: %v)", port, host, listenerNames(cfg))
+	return "", fmt.Errorf("no listener on port %d serves host %s by SNI (listeners: %v)", gatewayPort, host, listenerNames(cfg))
 }
 
 // mutualTLS: the gateway presents the endpoint certificate and requires a

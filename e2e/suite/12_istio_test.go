@@ -71,15 +71,15 @@ func TestIstioRoutesEveryWatcherToItsListener(t *testing.T) {
 	step(t, "And the checks see a wrong port or host as wrong, and another proxy gets no event listener")
 	wrongPort := sample.DeepCopy()
 	wrongPort.Spec.ServiceInfo.Port = 9999
-	routeName, err := eventChain(cfg, gatewayPort, eventHost)
+	routeName, err := eventChain(cfg, eventHost)
 	require.NoError(t, err)
 	require.Error(t, watcherRoutes(cfg, routeName, eventHost, wrongPort), "a route to another port")
 	require.Error(t, watcherRoutes(cfg, routeName, "other.example", klm), "a route for another host")
-	_, err = eventChain(cfg, gatewayPort, "other.example")
+	_, err = eventChain(cfg, "other.example")
 	require.Error(t, err, "TLS for another host")
 	egress, err := istiod.ProxyConfig(ctx, harness.IngressGatewayNode(map[string]string{"istio": "egressgateway"}))
 	require.NoError(t, err)
-	_, err = eventChain(egress, gatewayPort, eventHost)
+	_, err = eventChain(egress, eventHost)
 	require.Error(t, err, "a proxy the Gateway does not select")
 
 	step(t, "When the sample Watcher's listener moves to port 9091")
@@ -158,7 +158,7 @@ func eventuallyRouted(t *testing.T, istiod *harness.Istiod, node harness.ProxyNo
 		if err != nil {
 			return err
 		}
-		name, err := eventChain(c, gatewayPort, eventHost)
+		name, err := eventChain(c, eventHost)
 		if err != nil {
 			return err
 		}
