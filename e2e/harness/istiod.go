@@ -167,10 +167,10 @@ func httpOK(ctx context.Context, url string) bool {
 func (i *Istiod) Stop() error { return i.Process.Stop() }
 
 // RegisterValidation makes the KCP's API server ask istiod's validation
-// webhook about every Istio object written in namespace, as Istio's chart
-// registers it for a cluster (its webhook configuration istio-validator),
-// with failurePolicy Fail. The API server runs on this machine, so it
-// calls a loopback URL. The returned func removes the registration.
+// webhook about every Istio object written in namespace, as an Istio
+// installation registers it in a cluster, with failurePolicy Fail (which
+// istiod sets there once it serves). The API server runs on this machine,
+// so it calls a loopback URL. The returned func removes the registration.
 func (i *Istiod) RegisterValidation(ctx context.Context, c client.Client, namespace string) (func(), error) {
 	url := "https://" + i.WebhookAddr + "/validate"
 	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
