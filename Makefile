@@ -41,6 +41,7 @@ demo: ## Run the demo: a KCP and a runtime on this machine, a module installed, 
 e2e: $(GOTESTSUM) ## Run the two-cluster end-to-end suite (local mode unless E2E_KCP_KUBECONFIG and E2E_SKR_KUBECONFIG are set).
 	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \
 	export KUBEBUILDER_ASSETS="$$assets"; \
+	istiod="$${ISTIOD_BIN:-$$(hack/istiod.sh)}"; export ISTIOD_BIN="$$istiod"; \
 	cd e2e && $(GOTESTSUM) --format testname -- -count=1 -timeout=30m -v ./suite/...
 
 .PHONY: e2e-node
@@ -77,6 +78,10 @@ images: ## Build the kcp-operator and skr-agent images without Docker into bin/i
 envtest-assets: ## Build kube-apiserver and etcd for tests (cached by version); print KUBEBUILDER_ASSETS.
 	@hack/envtest-assets.sh
 
+.PHONY: istiod
+istiod: ## Build istiod (pilot-discovery) for the e2e suite's Istio scenario (cached by version); print its path (ISTIOD_BIN).
+	@hack/istiod.sh
+
 .PHONY: test
 test: check-tree test-go fuzz ## Run every test of every module against real API servers, then the fuzz targets.
 
@@ -85,6 +90,7 @@ test-go: $(GOTESTSUM) ## Run the Go tests of every module (unit and envtest) wit
 	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \
 	export KUBEBUILDER_ASSETS="$$assets"; \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
+	istiod="$${ISTIOD_BIN:-$$(hack/istiod.sh)}"; export ISTIOD_BIN="$$istiod"; \
 	failed=""; \
 	for m in $(MODULES); do \
 		echo "=== module $$m"; \

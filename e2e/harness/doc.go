@@ -19,6 +19,11 @@
 // log, from which RefusedRequests lists each request of the operator that
 // was answered 403 (audit.go); the suite fails on any.
 //
+// For the Istio scenario it also runs istiod (hack/istiod.sh) against the
+// KCP, a second operator in gateway mode in its own namespace, and reads
+// what istiod configures for an ingress gateway proxy over xDS
+// (istiod.go, gatewayop.go, xds.go).
+//
 // In clusters mode (E2E_KCP_KUBECONFIG and E2E_SKR_KUBECONFIG set, the
 // rest in clusters.go) the harness uses one KCP with charts/kcp-operator
 // installed and one runtime (hack/realnode/e2e.sh, e2e/kind-up.sh); real
