@@ -138,7 +138,7 @@ up() {
 
 run_suite() {
 	# Without the bridge the nodes' addresses would go to the default route.
-	[[ -f $DIR/env ]] && ip link show "$RN_BRIDGE" >/dev/null 2>&1 || { log "nothing is up: run $0 up first"; exit 1; }
+	if ! [[ -f $DIR/env ]] || ! ip link show "$RN_BRIDGE" >/dev/null 2>&1; then log "nothing is up: run $0 up first"; exit 1; fi
 	# shellcheck disable=SC1091
 	source "$DIR/env"
 	SECONDS=0

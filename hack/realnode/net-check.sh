@@ -107,4 +107,5 @@ if diff -u "$tmp/before" "$tmp/after" >&2; then log "ok   links, namespaces, rou
 	fails=$((fails + 1))
 fi
 rm -rf "$tmp"
-[[ $fails == 0 ]] && log "all checks passed" || { log "$fails check(s) failed"; exit 1; }
+if [[ $fails != 0 ]]; then log "$fails check(s) failed"; exit 1; fi
+log "all checks passed"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by run.sh and e2e.sh: the network the real nodes live on. Tests
 # here may talk only to loopback and to network namespaces they created, so
 # each node's processes (containerd, etcd, kube-apiserver, the controllers,
