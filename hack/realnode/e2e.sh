@@ -89,8 +89,9 @@ stop_registry() {
 }
 
 # install_operator: the chart as a user installs it, with the local images,
-# the listener in direct mode on a NodePort (no Istio here) and the suite's
-# timings (the flags the local harness gives the operator).
+# the listener in direct mode on a NodePort (no Istio here), the registry
+# modulectl publishes the descriptors to, and the suite's timings (the flags
+# the local harness gives the operator).
 install_operator() {
 	log "installing charts/kcp-operator into the KCP"
 	"$HELM" --kubeconfig "$DIR/kcp.kubeconfig" upgrade --install kcp-operator "$root/charts/kcp-operator" \
@@ -102,6 +103,7 @@ install_operator() {
 		--set listener.service.type=NodePort --set listener.service.nodePort=$NODE_PORT \
 		--set agent.kcpAddress="$KCP_IP:$NODE_PORT" \
 		--set-json "operator.insecureRegistries=[\"$REGISTRY\"]" \
+		--set operator.ociRegistryHost="$REGISTRY/modules" \
 		--set-json 'operator.extraArgs=["--requeue-success=10h","--requeue-busy=2s","--requeue-error=3s",
 			"--purge-grace-period=20s","--cert-propagation-delay=1250ms"]' \
 		>&2

@@ -41,7 +41,8 @@ snapshot() {
 		echo "# iptables"; iptables-save 2>/dev/null | sed '/^#/d; s/\[[0-9]*:[0-9]*\]//'
 		echo "# ip6tables"; ip6tables-save 2>/dev/null | sed '/^#/d; s/\[[0-9]*:[0-9]*\]//'
 		echo "# nftables"; nft list ruleset 2>/dev/null
-		echo "# listeners"; ss -Htln | awk '{print $4}' | sort
+		# Loopback listeners come and go with other tests on this machine.
+		echo "# listeners"; ss -Htln | awk '{print $4}' | grep -Ev '^(127\.|\[::1\]:)' | sort
 		echo "# mounts of /run/netns"; awk '$2 ~ "^/run/netns"' /proc/mounts
 	} >"$1"
 }
@@ -61,6 +62,11 @@ teardown() {
 }
 
 [[ -x $CNI_BIN/bridge ]] || apt-get install -y containernetworking-plugins iptables >/dev/null
+if ip link show "$RN_BRIDGE" >/dev/null 2>&1; then
+	log "the nodes' network is in use (hack/realnode/e2e.sh down removes it)"
+	rm -rf "$tmp"
+	exit 1
+fi
 snapshot "$tmp/before"
 trap 'teardown; rm -rf "$tmp"' EXIT
 
