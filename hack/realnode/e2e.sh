@@ -4,12 +4,15 @@
 # KCP, with charts/kcp-operator installed by Helm from the images of
 # `make images`; node 1 is the runtime, where the operator installs the agent
 # and the sample module, whose pods the kubelet runs. The module registry is
-# e2e/cmd/registry on the host's address.
+# e2e/cmd/registry in the KCP node's network namespace. Each node has a
+# network namespace and an address of its own (net.sh); the suite, run from
+# the host, talks only to those addresses.
 #
 #   hack/realnode/e2e.sh          up, run the suite, down (KEEP=1 leaves it all running)
 #   hack/realnode/e2e.sh up       start everything; write the suite's environment to $OUT/e2e/env
 #   hack/realnode/e2e.sh test     run the suite against what `up` started
 #   hack/realnode/e2e.sh down     stop everything
+#   hack/realnode/e2e.sh net-check  the nodes' network alone (net-check.sh)
 #
 # Needs root (containerd, kubelet, iptables). Builds what is missing: the
 # Kubernetes binaries and the helm CLI from the Go module proxy (cached in
@@ -19,18 +22,19 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+# shellcheck source=net.sh
+source "$here/net.sh"
 export OUT="${OUT:-/tmp/realnode}"
 BIN="$OUT/bin"
 DIR="$OUT/e2e"
 HELM="${HELM:-$BIN/helm}"
 HELM_VERSION=v3.22.0
-HOST_IP="${HOST_IP:-$(ip -4 -o addr show scope global | awk '{print $4}' | cut -d/ -f1 | head -1)}"
-export HOST_IP
-KCP_API="https://$HOST_IP:26443" # run.sh: 20000 + 1000 * INSTANCE + 6443
-SKR_API="https://$HOST_IP:27443"
+KCP_IP="$(node_ip 0)"
+KCP_API="https://$KCP_IP:26443" # run.sh: 20000 + 1000 * INSTANCE + 6443
+SKR_API="https://$(node_ip 1):27443"
 TOKEN=realnode-admin-token # run.sh's admin token
 NODE_PORT=30082            # the listener's NodePort in the KCP
-REGISTRY="$HOST_IP:5050"
+REGISTRY="$KCP_IP:5050"
 NAMESPACE=kcp-system # the harness's Namespace
 KYMA_NAME=kyma-1
 
@@ -38,7 +42,7 @@ log() { echo "e2e-node: $(date -u +%H:%M:%S) $*" >&2; }
 api() { curl -skf -H "Authorization: Bearer $TOKEN" "$@"; }
 
 # kubeconfig NODE SERVER: an admin kubeconfig that verifies the API server
-# (its self-signed certificate names $HOST_IP).
+# (its self-signed certificate names the node's address).
 kubeconfig() {
 	local ca
 	ca="$(base64 -w0 "$OUT/run-realnode$1/pki/apiserver.crt")"
@@ -72,7 +76,7 @@ sample_images() {
 
 start_registry() {
 	stop_registry
-	"$BIN/registry" --addr "$REGISTRY" >"$DIR/registry.log" 2>&1 &
+	nsenter "--net=$(node_netns 0)" -- "$BIN/registry" --addr "$REGISTRY" >"$DIR/registry.log" 2>&1 &
 	echo $! >"$DIR/registry.pid"
 	for _ in $(seq 50); do curl -sf "http://$REGISTRY/v2/" >/dev/null && return; sleep 0.2; done
 	log "the registry did not start"; cat "$DIR/registry.log" >&2; exit 1
@@ -85,8 +89,9 @@ stop_registry() {
 }
 
 # install_operator: the chart as a user installs it, with the local images,
-# the listener in direct mode on a NodePort (no Istio here) and the suite's
-# timings (the flags the local harness gives the operator).
+# the listener in direct mode on a NodePort (no Istio here), the registry
+# modulectl publishes the descriptors to, and the suite's timings (the flags
+# the local harness gives the operator).
 install_operator() {
 	log "installing charts/kcp-operator into the KCP"
 	"$HELM" --kubeconfig "$DIR/kcp.kubeconfig" upgrade --install kcp-operator "$root/charts/kcp-operator" \
@@ -96,8 +101,9 @@ install_operator() {
 		--set-json "namespaces=[\"$NAMESPACE\"]" \
 		--set listener.mode=direct \
 		--set listener.service.type=NodePort --set listener.service.nodePort=$NODE_PORT \
-		--set agent.kcpAddress="$HOST_IP:$NODE_PORT" \
+		--set agent.kcpAddress="$KCP_IP:$NODE_PORT" \
 		--set-json "operator.insecureRegistries=[\"$REGISTRY\"]" \
+		--set operator.ociRegistryHost="$REGISTRY/modules" \
 		--set-json 'operator.extraArgs=["--requeue-success=10h","--requeue-busy=2s","--requeue-error=3s",
 			"--purge-grace-period=20s","--cert-propagation-delay=1250ms"]' \
 		>&2
@@ -126,14 +132,15 @@ up() {
 		export E2E_SKR_SERVER=$SKR_API
 		export E2E_KYMA_NAME=$KYMA_NAME
 		export E2E_REGISTRY=$REGISTRY/modules
-		export E2E_KCP_EVENTS_ADDR=$HOST_IP:$NODE_PORT
+		export E2E_KCP_EVENTS_ADDR=$KCP_IP:$NODE_PORT
 		export E2E_KCP_METRICS_ADDR=$(metrics_addr)
 	EOF
 	log "up in ${SECONDS}s; the suite's environment is in $DIR/env"
 }
 
 run_suite() {
-	[[ -f $DIR/env ]] || { log "nothing is up: run $0 up first"; exit 1; }
+	# Without the bridge the nodes' addresses would go to the default route.
+	if ! [[ -f $DIR/env ]] || ! ip link show "$RN_BRIDGE" >/dev/null 2>&1; then log "nothing is up: run $0 up first"; exit 1; fi
 	# shellcheck disable=SC1091
 	source "$DIR/env"
 	SECONDS=0
@@ -155,8 +162,13 @@ all)
 	up
 	run_suite
 	;;
-up) up ;;
+up)
+	# A failed `up` removes what it started (KEEP=1 leaves it for a look).
+	trap 'rc=$?; [[ $rc == 0 || ${KEEP:-0} == 1 ]] || down' EXIT
+	up
+	;;
 test) run_suite ;;
 down) down ;;
-*) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+net-check) "$here/net-check.sh" ;;
+*) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -18,17 +18,25 @@
 # CNI=0 (host network only), CONTROL_PLANE=0 (no controller-manager,
 # scheduler, kube-proxy), RESTRICT_OOM=false (reproduces the sandbox
 # failure), RUNC / CONTAINERD / KUBELET (other binaries), POD_TIMEOUT,
-# IMAGES (an OCI layout to import; default bin/images of `make images`).
+# IMAGES (an OCI layout to import; default bin/images of `make images`),
+# RN_NET (net.sh: the /24 of the nodes' addresses).
+# Every process of the node runs in its own network namespace (net.sh), at
+# $NODE_IP; nothing listens on or talks to the machine's own addresses.
 # See docs/testing.md ("A real node on this machine").
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+# shellcheck source=net.sh
+source "$here/net.sh"
 OUT="${OUT:-/tmp/realnode}"
-# INSTANCE=0,1,...: independent nodes side by side (own ports, paths, pod and
-# service ranges, cgroup root, kube-proxy mode), e.g. a KCP and a runtime.
+# INSTANCE=0,1,...: independent nodes side by side (own network namespace
+# and address, ports, paths, pod and service ranges, cgroup root), e.g. a
+# KCP and a runtime.
 INSTANCE="${INSTANCE:-0}"
 NODE="realnode$INSTANCE"
+NODE_IP="$(node_ip "$INSTANCE")"
+IN_NODE=(nsenter "--net=$(node_netns "$INSTANCE")" --)
 WORK="${WORK:-$OUT/run-$NODE}"
 P=$((20000 + INSTANCE * 1000))
 BIN="$OUT/bin"
@@ -46,12 +54,11 @@ CNI_BIN="${CNI_BIN:-/usr/lib/cni}"
 BRIDGE="$NODE"
 POD_CIDR="${POD_CIDR:-10.$((88 + INSTANCE)).0.0/16}"
 SERVICE_CIDR="${SERVICE_CIDR:-10.$((96 + INSTANCE)).0.0/24}"
-# Two kube-proxies in iptables mode would rewrite each other's KUBE-* chains;
-# the second instance uses nftables mode (its own nftables table).
-PROXY_MODE="${PROXY_MODE:-$([[ $INSTANCE == 0 ]] && echo iptables || echo nftables)}"
+# Each node's kube-proxy has the iptables of its own network namespace.
+PROXY_MODE="${PROXY_MODE:-iptables}"
 
 log() { echo "realnode: $(date -u +%H:%M:%S) $*" >&2; }
-API=https://127.0.0.1:$((P + 6443))
+API=https://$NODE_IP:$((P + 6443))
 api() { curl -sk -H "Authorization: Bearer $TOKEN" "$@"; }
 
 stop() {
@@ -95,30 +102,6 @@ stop() {
 	done
 	# Mounts left by containerd / kubelet under $WORK.
 	for m in $(awk -v w="$WORK/" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r); do umount -l "$m" 2>/dev/null || true; done
-	# kube-proxy leaves its rules behind. nftables mode: its own table; iptables
-	# mode: `kube-proxy --cleanup`, which removes every mode's rules, so only
-	# when no other instance runs.
-	if [[ -f $WORK/kube-proxy.yaml ]]; then
-		if grep -q 'mode: nftables' "$WORK/kube-proxy.yaml"; then
-			nft delete table ip kube-proxy 2>/dev/null || true
-			nft delete table ip6 kube-proxy 2>/dev/null || true
-		elif ! ls "$OUT"/run-*/kube-proxy.pid >/dev/null 2>&1; then
-			"$BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
-		fi
-	fi
-	# The kubelet's own iptables chains, when no other instance's kubelet runs.
-	if ! ls "$OUT"/run-*/kubelet.pid >/dev/null 2>&1 && command -v iptables >/dev/null; then
-		for ipt in iptables ip6tables; do
-			for t in filter nat mangle; do
-				$ipt -t "$t" -D INPUT -j KUBE-FIREWALL 2>/dev/null || true
-				$ipt -t "$t" -D OUTPUT -j KUBE-FIREWALL 2>/dev/null || true
-				for ch in KUBE-FIREWALL KUBE-KUBELET-CANARY KUBE-IPTABLES-HINT; do
-					$ipt -t "$t" -F "$ch" 2>/dev/null || true
-					$ipt -t "$t" -X "$ch" 2>/dev/null || true
-				done
-			done
-		done
-	fi
 	# Network namespaces of this containerd's sandboxes (from the specs the runc
 	# wrapper kept) that the kubelet did not tear down.
 	for n in $(grep -ho '"/var/run/netns/cni-[0-9a-f-]*"' "$WORK"/runc-logs/*.config.json 2>/dev/null | tr -d '"' | sort -u); do
@@ -135,15 +118,9 @@ stop() {
 	if ! ls "$OUT"/run-*/containerd.pid >/dev/null 2>&1; then
 		rmdir /run/containerd/s /run/containerd 2>/dev/null || true # the shims' socket folder, if empty
 	fi
-	# The bridge and any masquerading rules of this network left behind.
-	ip link del "$BRIDGE" 2>/dev/null || true
-	if command -v iptables >/dev/null; then
-		iptables -t nat -S POSTROUTING 2>/dev/null | grep -F "name: \\\"$NODE\\\"" | while read -r rule; do
-			eval "iptables -t nat ${rule/-A /-D }" 2>/dev/null || true
-			c="$(echo "$rule" | sed -n 's/.* -j \(CNI-[0-9a-f]*\).*/\1/p')"
-			if [[ -n $c ]]; then iptables -t nat -F "$c" 2>/dev/null || true; iptables -t nat -X "$c" 2>/dev/null || true; fi
-		done || true
-	fi
+	# The node's network namespace, with the CNI bridge, the kubelet's and
+	# kube-proxy's chains and the masquerading rules inside it.
+	node_net_down "$INSTANCE"
 }
 
 if [[ ${1:-} == stop ]]; then stop; exit 0; fi
@@ -203,6 +180,7 @@ stop
 rm -rf "$WORK"
 mkdir -p "$WORK"/{containerd,kubelet,pki,runc-logs,manifests}
 trap '[[ ${KEEP:-0} == 1 ]] || stop' EXIT
+node_net_up "$INSTANCE" "$SERVICE_CIDR"
 
 # runc wrapper: adds --debug and keeps a copy of each call's log, since the
 # shim deletes the bundle (and its log.json) after a failed create.
@@ -266,7 +244,7 @@ if [[ $CNI == 1 ]]; then
 EOF
 fi
 log "starting containerd"
-"$CONTAINERD" --config "$WORK/containerd.toml" >"$WORK/containerd.log" 2>&1 &
+"${IN_NODE[@]}" "$CONTAINERD" --config "$WORK/containerd.toml" >"$WORK/containerd.log" 2>&1 &
 echo $! >"$WORK/containerd.pid"
 for _ in $(seq 50); do [[ -S $SOCK ]] && break; sleep 0.2; done
 [[ -S $SOCK ]] || { log "containerd did not start"; tail -20 "$WORK/containerd.log"; exit 1; }
@@ -291,14 +269,13 @@ fi
 
 # --- 3. etcd + kube-apiserver ----------------------------------------------
 log "starting etcd and kube-apiserver"
-"$ASSETS/etcd" --data-dir "$WORK/etcd" --listen-client-urls http://127.0.0.1:$((P + 3790)) \
+"${IN_NODE[@]}" "$ASSETS/etcd" --data-dir "$WORK/etcd" --listen-client-urls http://127.0.0.1:$((P + 3790)) \
 	--advertise-client-urls http://127.0.0.1:$((P + 3790)) --listen-peer-urls http://127.0.0.1:$((P + 3800)) \
 	--unsafe-no-fsync >"$WORK/etcd.log" 2>&1 &
 echo $! >"$WORK/etcd.pid"
 openssl genrsa -out "$WORK/pki/sa.key" 2048 2>/dev/null
 echo "$TOKEN,admin,admin,system:masters" >"$WORK/pki/tokens.csv"
-HOST_IP="${HOST_IP:-$(ip -4 -o addr show scope global | awk '{print $4}' | cut -d/ -f1 | head -1)}"
-"$ASSETS/kube-apiserver" --etcd-servers http://127.0.0.1:$((P + 3790)) --bind-address 0.0.0.0 --advertise-address "$HOST_IP" --secure-port $((P + 6443)) \
+"${IN_NODE[@]}" "$ASSETS/kube-apiserver" --etcd-servers http://127.0.0.1:$((P + 3790)) --bind-address "$NODE_IP" --advertise-address "$NODE_IP" --secure-port $((P + 6443)) \
 	--cert-dir "$WORK/pki" --token-auth-file "$WORK/pki/tokens.csv" --authorization-mode RBAC \
 	--service-account-issuer "$API" --service-account-key-file "$WORK/pki/sa.key" \
 	--service-account-signing-key-file "$WORK/pki/sa.key" --service-cluster-ip-range "$SERVICE_CIDR" \
@@ -320,12 +297,12 @@ for _ in $(seq 150); do [[ $(api $API/readyz 2>/dev/null) == ok ]] && break; sle
 # no kube-root-ca.crt ConfigMap, no default ServiceAccount, no Service IPs.
 if [[ $CONTROL_PLANE == 1 ]]; then
 	log "starting kube-controller-manager, kube-scheduler and kube-proxy"
-	"$BIN/kube-controller-manager" --kubeconfig "$WORK/kubeconfig" --leader-elect=false \
+	"${IN_NODE[@]}" "$BIN/kube-controller-manager" --kubeconfig "$WORK/kubeconfig" --leader-elect=false \
 		--service-account-private-key-file "$WORK/pki/sa.key" --root-ca-file "$WORK/pki/apiserver.crt" \
 		--use-service-account-credentials=false --secure-port $((P + 257)) --controllers '*' \
 		>"$WORK/kube-controller-manager.log" 2>&1 &
 	echo $! >"$WORK/kube-controller-manager.pid"
-	"$BIN/kube-scheduler" --kubeconfig "$WORK/kubeconfig" --leader-elect=false --secure-port $((P + 259)) \
+	"${IN_NODE[@]}" "$BIN/kube-scheduler" --kubeconfig "$WORK/kubeconfig" --leader-elect=false --secure-port $((P + 259)) \
 		>"$WORK/kube-scheduler.log" 2>&1 &
 	echo $! >"$WORK/kube-scheduler.pid"
 	cat >"$WORK/kube-proxy.yaml" <<EOF
@@ -337,13 +314,16 @@ mode: $PROXY_MODE
 clusterCIDR: $POD_CIDR
 healthzBindAddress: 127.0.0.1:$((P + 256))
 metricsBindAddress: 127.0.0.1:$((P + 249))
-conntrack: {maxPerCore: 0}
+conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
-	"$BIN/kube-proxy" --config "$WORK/kube-proxy.yaml" >"$WORK/kube-proxy.log" 2>&1 &
+	"${IN_NODE[@]}" "$BIN/kube-proxy" --config "$WORK/kube-proxy.yaml" >"$WORK/kube-proxy.log" 2>&1 &
 	echo $! >"$WORK/kube-proxy.pid"
 fi
 
 # --- 4. kubelet ------------------------------------------------------------
+# No cluster DNS and no way out: the pods' resolver is their own loopback
+# (the machine's resolver is beyond what the nodes may reach).
+echo "nameserver 127.0.0.1" >"$WORK/resolv.conf"
 cat >"$WORK/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -358,7 +338,7 @@ readOnlyPort: 0
 healthzPort: $((P + 248))
 cgroupRoot: /$NODE
 podLogsDir: $WORK/pod-logs
-resolvConf: /etc/resolv.conf
+resolvConf: $WORK/resolv.conf
 imageGCHighThresholdPercent: 100
 evictionHard: {}
 ${KUBELET_EXTRA_CONFIG:-}
@@ -374,8 +354,8 @@ for c in /sys/fs/cgroup/*/; do
 	fi
 done
 log "starting kubelet"
-"$KUBELET" --config "$WORK/kubelet.yaml" --kubeconfig "$WORK/kubeconfig" --root-dir "$WORK/kubelet" \
-	--cert-dir "$WORK/kubelet/pki" --hostname-override "$NODE" --node-ip "$HOST_IP" --v "${KUBELET_V:-2}" >"$WORK/kubelet.log" 2>&1 &
+"${IN_NODE[@]}" "$KUBELET" --config "$WORK/kubelet.yaml" --kubeconfig "$WORK/kubeconfig" --root-dir "$WORK/kubelet" \
+	--cert-dir "$WORK/kubelet/pki" --hostname-override "$NODE" --node-ip "$NODE_IP" --v "${KUBELET_V:-2}" >"$WORK/kubelet.log" 2>&1 &
 echo $! >"$WORK/kubelet.pid"
 isnode() { [[ $(api "$API/api/v1/nodes/$NODE") == *'"kind": "Node"'* ]]; }
 for _ in $(seq 100); do isnode && break; sleep 0.3; done
@@ -417,7 +397,7 @@ EOF
  "spec":{"nodeName":"$NODE","restartPolicy":"Never","tolerations":[{"operator":"Exists"}],
   "securityContext":{"runAsNonRoot":true,"runAsUser":65532,"runAsGroup":65532,"fsGroup":65532,"seccompProfile":{"type":"RuntimeDefault"}},
   "containers":[{"name":"probe","image":"docker.io/local/probe:1","imagePullPolicy":"Never",
-    "args":["-print","/etc/secret/value,/var/run/secrets/kubernetes.io/serviceaccount/namespace","-direct","$HOST_IP:$((P + 6443))"],
+    "args":["-print","/etc/secret/value,/var/run/secrets/kubernetes.io/serviceaccount/namespace","-direct","$NODE_IP:$((P + 6443))"],
     "ports":[{"name":"health","containerPort":8080}],
     "livenessProbe":{"httpGet":{"path":"/healthz","port":"health"},"periodSeconds":5},
     "readinessProbe":{"httpGet":{"path":"/healthz","port":"health"},"periodSeconds":2},
