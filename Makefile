@@ -77,6 +77,10 @@ images: ## Build the kcp-operator and skr-agent images without Docker into bin/i
 envtest-assets: ## Build kube-apiserver and etcd for tests (cached by version); print KUBEBUILDER_ASSETS.
 	@hack/envtest-assets.sh
 
+.PHONY: cert-manager
+cert-manager: ## Build the cert-manager controllers the tests run (cached by version); print the binary.
+	@hack/cert-manager.sh
+
 .PHONY: test
 test: check-tree test-go fuzz ## Run every test of every module against real API servers, then the fuzz targets.
 
@@ -85,6 +89,7 @@ test-go: $(GOTESTSUM) ## Run the Go tests of every module (unit and envtest) wit
 	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \
 	export KUBEBUILDER_ASSETS="$$assets"; \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
+	echo "cert-manager controllers: $$(hack/cert-manager.sh)"; \
 	failed=""; \
 	for m in $(MODULES); do \
 		echo "=== module $$m"; \
