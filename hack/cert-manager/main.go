@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -55,6 +56,16 @@ type options struct {
 }
 
 func main() {
+	if err := start(); err != nil {
+		klog.Background().Error(err, "cert-manager controllers stopped")
+		klog.Flush()
+		os.Exit(1)
+	}
+	klog.Flush()
+}
+
+// start parses the flags and runs the controllers until SIGINT or SIGTERM.
+func start() error {
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the API server (required)")
 	flag.StringVar(&o.namespace, "namespace", "", "only this namespace (empty: all)")
@@ -65,18 +76,11 @@ func main() {
 	klog.InitFlags(flag.CommandLine) // -v for cert-manager's log levels
 	flag.Parse()
 	if o.kubeconfig == "" {
-		fmt.Fprintln(os.Stderr, "cert-manager: --kubeconfig is required")
-		os.Exit(2)
+		return errors.New("--kubeconfig is required")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	ctx = logf.NewContext(ctx, klog.Background(), "cert-manager")
-	if err := run(ctx, o); err != nil {
-		klog.Background().Error(err, "cert-manager controllers stopped")
-		klog.Flush()
-		os.Exit(1)
-	}
-	klog.Flush()
+	return run(logf.NewContext(ctx, klog.Background(), "cert-manager"), o)
 }
 
 func run(ctx context.Context, o options) error {
@@ -124,10 +128,11 @@ func run(ctx context.Context, o options) error {
 	err = g.Wait()
 	base.KubeSharedInformerFactory.Shutdown()
 	base.SharedInformerFactory.Shutdown()
-	if stopping.Err() != nil {
-		return nil // asked to stop: whatever the controllers said while stopping is no failure
+	// Asked to stop, whatever the controllers said while stopping is no failure.
+	if err != nil && stopping.Err() == nil {
+		return err
 	}
-	return err
+	return nil
 }
 
 func sortedKeys(m map[string]controller.Constructor) []string {
