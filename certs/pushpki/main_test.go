@@ -85,6 +85,7 @@ func startCertManager() error {
 	ctx, cancel := context.WithTimeout(context.Background(), certManagerStart)
 	defer cancel()
 	if certManager, err = certmanagertest.Start(ctx, certmanagertest.Options{Kubeconfig: kubeconfig, Dir: dir}); err != nil {
+		_ = os.RemoveAll(dir)
 		return fmt.Errorf("cert-manager mode needs the real controllers: %w", err)
 	}
 	stopServers = append(stopServers, func() error {
