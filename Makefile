@@ -82,6 +82,10 @@ envtest-assets: ## Build kube-apiserver and etcd for tests (cached by version); 
 istiod: ## Build istiod (pilot-discovery) for the e2e suite's Istio scenario (cached by version); print its path (ISTIOD_BIN).
 	@hack/istiod.sh
 
+.PHONY: cert-manager
+cert-manager: ## Build the cert-manager controllers the tests run (cached by version); print the binary.
+	@hack/cert-manager.sh
+
 .PHONY: test
 test: check-tree test-go fuzz ## Run every test of every module against real API servers, then the fuzz targets.
 
@@ -91,6 +95,7 @@ test-go: $(GOTESTSUM) ## Run the Go tests of every module (unit and envtest) wit
 	export KUBEBUILDER_ASSETS="$$assets"; \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
 	istiod="$${ISTIOD_BIN:-$$(hack/istiod.sh)}"; export ISTIOD_BIN="$$istiod"; \
+	certmanager="$$(hack/cert-manager.sh)"; echo "cert-manager controllers: $$certmanager"; \
 	failed=""; \
 	for m in $(MODULES); do \
 		echo "=== module $$m"; \

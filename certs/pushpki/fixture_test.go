@@ -1,9 +1,7 @@
 package pushpki_test
 
 import (
-	"context"
 	"crypto/x509"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,7 +44,7 @@ func eachBackend(t *testing.T, test func(t *testing.T, backend config.Backend)) 
 
 const caName = "push-ca" // the cert-manager CA issuer, its Certificate and Secret
 
-// waitFor bounds how long a step may take while cert-manager's stand-in signs.
+// waitFor bounds how long a step may take while cert-manager signs.
 const waitFor = 30 * time.Second
 
 type fixture struct {
@@ -56,8 +54,7 @@ type fixture struct {
 	opts    config.Options
 	pki     *pushpki.PKI
 	reg     *prometheus.Registry
-	signer  *certmanagertest.FakeCertManagerSigner
-	offset  atomic.Int64 // added to the real time by the PKI's and the signer's clock
+	offset  atomic.Int64 // added to the real time by the PKI's clock
 }
 
 type fixtureOptions struct {
@@ -67,7 +64,16 @@ type fixtureOptions struct {
 	firstCALife time.Duration
 	// noBootstrap leaves the first Reconcile to the test.
 	noBootstrap bool
+	// renewable gives cert-manager's certificates a life of seconds, so
+	// that a test sees them renewed (see renewed).
+	renewable bool
 }
+
+// Lifetimes of renewable cert-manager certificates: due 30 s after issuance.
+const (
+	renewableLife        = 90 * time.Second
+	renewableRenewBefore = 60 * time.Second
+)
 
 func newFixture(t testing.TB, backend config.Backend, fo fixtureOptions) *fixture {
 	t.Helper()
@@ -84,6 +90,9 @@ func newFixture(t testing.TB, backend config.Backend, fo fixtureOptions) *fixtur
 	if fo.firstCALife > 0 {
 		f.opts.CARenewBefore = time.Second // no automatic rotation: the test rotates
 	}
+	if fo.renewable && backend == config.BackendCertManager {
+		f.opts.CertDuration, f.opts.CertRenewBefore = renewableLife, renewableRenewBefore
+	}
 	if fo.change != nil {
 		fo.change(&f.opts)
 	}
@@ -97,8 +106,30 @@ func newFixture(t testing.TB, backend config.Backend, fo fixtureOptions) *fixtur
 
 func (f *fixture) now() time.Time { return time.Now().Add(time.Duration(f.offset.Load())) }
 
-// shift moves the PKI's (and the signer's) clock forward.
+// shift moves the PKI's clock forward. cert-manager dates what it signs and
+// renews by the real clock, so with cert-manager a shift must stay far from
+// any certificate's renewal or expiry (see renewed).
 func (f *fixture) shift(d time.Duration) { f.offset.Add(int64(d)) }
+
+// renewed returns the Kyma's certificate once it was renewed as due: builtin
+// moves the clock a day into the renewal window of the current certificate;
+// cert-manager's (renewable) certificates reach theirs on the real clock.
+func (f *fixture) renewed(name string, current issuer.Result) issuer.Result {
+	f.t.Helper()
+	if f.backend == config.BackendBuiltin {
+		due := current.NotAfter.Add(-f.opts.CertRenewBefore + 24*time.Hour)
+		f.shift(due.Sub(f.now()))
+	}
+	var res issuer.Result
+	require.EventuallyWithT(f.t, func(c *assert.CollectT) {
+		var err error
+		res, err = f.pki.EnsureKyma(f.t.Context(), f.kyma(name))
+		require.NoError(c, err)
+		assert.True(c, res.Issued && !res.Pending, "renewed")
+	}, f.opts.CertDuration-f.opts.CertRenewBefore+waitFor, 200*time.Millisecond)
+	require.NoError(f.t, res.Material.Validate())
+	return res
+}
 
 func (f *fixture) newPKI(opts config.Options, reg prometheus.Registerer) *pushpki.PKI {
 	f.t.Helper()
@@ -107,9 +138,9 @@ func (f *fixture) newPKI(opts config.Options, reg prometheus.Registerer) *pushpk
 	return p
 }
 
-// setupCA prepares the CA: for cert-manager the issuer chain and a running
-// stand-in signer; for builtin, with firstCALife, a short-lived CA Secret
-// as an existing installation would have it.
+// setupCA prepares the CA: for cert-manager the issuer chain, which the
+// suite's cert-manager controllers serve; for builtin, with firstCALife, a
+// short-lived CA Secret as an existing installation would have it.
 func (f *fixture) setupCA(firstCALife time.Duration) {
 	t := f.t
 	switch f.backend {
@@ -121,12 +152,13 @@ func (f *fixture) setupCA(firstCALife time.Duration) {
 			life, renewBefore = firstCALife, time.Second
 		}
 		require.NoError(t, certmanagertest.CAIssuer(t.Context(), kcp.Client, f.ns, caName, life, renewBefore))
-		f.signer = certmanagertest.NewFakeCertManagerSigner(kcpWatch, testr.NewWithInterface(t, testr.Options{}).WithName("fake-cert-manager"))
-		f.signer.Namespace, f.signer.Now = f.ns, f.now
-		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		wg.Go(func() { _ = f.signer.Start(ctx) })
-		t.Cleanup(func() { cancel(); wg.Wait() }) // no logging after the test ended
+		t.Cleanup(func() {
+			if !certManager.Running() {
+				t.Errorf("the cert-manager controllers exited:\n%s", certManager.Tail())
+			} else if t.Failed() {
+				t.Logf("cert-manager log (end):\n%s", certManager.Tail())
+			}
+		})
 	default:
 		if firstCALife == 0 {
 			return

@@ -3,7 +3,6 @@ package pushpki_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -23,7 +22,7 @@ import (
 func TestSyncToRuntime(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend config.Backend) {
 		ctx := t.Context()
-		f := newFixture(t, backend, fixtureOptions{})
+		f := newFixture(t, backend, fixtureOptions{renewable: true})
 		res := f.ensure(f.newKyma("kyma-1", "runtime-1", ""))
 		key := types.NamespacedName{Namespace: f.opts.RuntimeNamespace, Name: "skr-agent-tls"}
 		runtimeSecret := func() *corev1.Secret {
@@ -51,9 +50,7 @@ func TestSyncToRuntime(t *testing.T) {
 		}
 		assert.Equal(t, first.ResourceVersion, runtimeSecret().ResourceVersion)
 
-		f.shift(61 * 24 * time.Hour)
-		renewed := f.ensure(f.kyma("kyma-1"))
-		require.True(t, renewed.Issued)
+		renewed := f.renewed("kyma-1", res)
 		wrote, err = f.pki.SyncRuntime(ctx, runtimeEnv.Client, renewed.Material)
 		require.NoError(t, err)
 		assert.True(t, wrote)
