@@ -23,9 +23,10 @@ import (
 // code and standard error.
 func run(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
+	bin := agentBinary(t) // built on first use: its build must not eat the run's deadline
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, agentBinary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
