@@ -72,8 +72,8 @@ type Harness struct {
 
 	opts            Options
 	certManagerArgs []string
-	stops    []func()
-	kubelets context.CancelFunc
+	stops           []func()
+	kubelets        context.CancelFunc
 }
 
 // Runtime is a runtime cluster with its Kyma in the KCP.

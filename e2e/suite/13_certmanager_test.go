@@ -32,7 +32,7 @@ type cmScenario struct {
 	cm client.Client
 }
 
-func TestCertManagerIssuesRenewsAndRotatesTheCAWithoutLosingAWrite(t *testing.T) {
+func TestCertManagerIssuesReissuesAndRotatesTheCAWithoutLosingAWrite(t *testing.T) {
 	if !h.Local {
 		t.Skip("the scenario starts its own KCP with the cert-manager controllers (local mode)")
 	}
@@ -43,23 +43,24 @@ func TestCertManagerIssuesRenewsAndRotatesTheCAWithoutLosingAWrite(t *testing.T)
 	step(t, "Given a Kyma with the sample module, whose agent certificate cert-manager issues")
 	require.NoError(t, s.h.CreateKyma(t.Context(), s.rt, "regular", harness.SampleModule))
 	s.eventuallyKyma(t, "Ready with the agent", func(k *v1beta2.Kyma) bool { return ready(k) && pushReady(k) })
-	cert := s.agentCertificate(t)
-	assert.Equal(t, "kcp-operator-ca", cert.Spec.IssuerRef.Name, "the chart's CA Issuer signs")
+	assert.Equal(t, "kcp-operator-ca", s.agentCertificate(t).Spec.IssuerRef.Name, "the chart's CA Issuer signs")
 	caBefore := s.caCert(t)
 	leaf := s.agentLeaf(t)
 	assertChainsTo(t, leaf, caBefore, "the runtime's agent certificate chains to the CA cert-manager made")
 	s.writeAndSee(t, "issued")
 
-	step(t, "When the agent certificate is renewed as `cmctl renew` asks cert-manager")
-	renewed := time.Now()
-	s.renew(t, cert)
+	step(t, "When its serial is denied, as an admin does with a leaked certificate")
+	denied := time.Now()
+	s.deny(t, leaf)
 	require.Eventually(t, func() bool {
 		l := s.agentLeaf(t)
-		return l.SerialNumber.Cmp(leaf.SerialNumber) != 0 && l.NotBefore.After(leaf.NotBefore.Add(-time.Second))
-	}, timeout, tick, "the runtime's agent Secret gets the renewed certificate")
-	t.Logf("renewal → new certificate in the runtime: %v", time.Since(renewed).Round(10*time.Millisecond))
-	assertChainsTo(t, s.agentLeaf(t), caBefore, "the renewed certificate comes from the same CA")
-	s.writeAndSee(t, "renewed")
+		return l.SerialNumber.Cmp(leaf.SerialNumber) != 0
+	}, timeout, tick, "the runtime's agent Secret gets a new certificate")
+	t.Logf("denied → new certificate in the runtime: %v", time.Since(denied).Round(10*time.Millisecond))
+	step(t, "Then cert-manager issues a new one from the same CA, and the agent's writes reach the KCP with it")
+	s.agentCertificate(t)
+	assertChainsTo(t, s.agentLeaf(t), caBefore, "the new certificate comes from the same CA")
+	s.writeAndSee(t, "reissued")
 
 	step(t, "When a CA rotation is requested in the middle of a stream of runtime writes")
 	rotated := time.Now()
@@ -169,24 +170,16 @@ func (s *cmScenario) agentCertificate(t *testing.T) *cmv1.Certificate {
 	return found
 }
 
-// renew sets the Issuing condition, which is all `cmctl renew` does.
-func (s *cmScenario) renew(t *testing.T, cert *cmv1.Certificate) {
+// deny puts the certificate's serial on the operator's deny list, as an
+// admin does with a leaked one: the listener refuses it and the operator
+// has cert-manager issue the agent a new one.
+func (s *cmScenario) deny(t *testing.T, leaf *x509.Certificate) {
 	t.Helper()
-	require.Eventually(t, func() bool {
-		c := &cmv1.Certificate{}
-		if s.cm.Get(t.Context(), client.ObjectKeyFromObject(cert), c) != nil {
-			return false
-		}
-		now := metav1.Now()
-		c.Status.Conditions = slices.DeleteFunc(c.Status.Conditions, func(c cmv1.CertificateCondition) bool {
-			return c.Type == cmv1.CertificateConditionIssuing
-		})
-		c.Status.Conditions = append(c.Status.Conditions, cmv1.CertificateCondition{
-			Type: cmv1.CertificateConditionIssuing, Status: cmmeta.ConditionTrue, Reason: "ManuallyTriggered",
-			Message: "Certificate re-issuance manually triggered", LastTransitionTime: &now, ObservedGeneration: c.Generation,
-		})
-		return s.cm.Status().Update(t.Context(), c) == nil
-	}, timeout, tick, "setting the Issuing condition of %s", cert.Name)
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: harness.Namespace, Name: "lifecycle-manager-denied-certificates"},
+		Data:       map[string][]byte{"serials": []byte(fmt.Sprintf("# the agent of %s, leaked\n%X\n", s.rt.RuntimeID, leaf.SerialNumber))},
+	}
+	require.NoError(t, s.h.KCP.Client.Create(t.Context(), secret))
 }
 
 // rotateUnderWrites requests a CA rotation at the third of a series of
