@@ -17,6 +17,7 @@ import (
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/testenv"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/certs/certmanagertest"
 )
 
 // Namespace is the operator's namespace in the KCP.
@@ -33,6 +34,9 @@ type Options struct {
 	OperatorArgs []string
 	// Progress receives one line per step; nil is quiet.
 	Progress func(format string, args ...any)
+	// CertManager runs the operator in cert-manager mode against the real
+	// cert-manager controllers (local mode; see certmanager.go).
+	CertManager bool
 }
 
 // Harness is a running KCP with runtimes, operator and agents.
@@ -63,10 +67,13 @@ type Harness struct {
 	// signing keys (local mode; empty in clusters mode, where the chart's
 	// operator has none).
 	ModuleTrustSecret string
+	// CertManager runs cert-manager's controllers (Options.CertManager).
+	CertManager *certmanagertest.Controllers
 
-	opts     Options
-	stops    []func()
-	kubelets context.CancelFunc
+	opts            Options
+	certManagerArgs []string
+	stops           []func()
+	kubelets        context.CancelFunc
 }
 
 // Runtime is a runtime cluster with its Kyma in the KCP.
@@ -138,7 +145,11 @@ func (h *Harness) startLocal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if h.KCP, err = StartCluster("kcp", h.RunDir, testenv.Options{APIServerFlags: audit}); err != nil {
+	crds, err := h.certManagerCRDs(ctx)
+	if err != nil {
+		return err
+	}
+	if h.KCP, err = StartCluster("kcp", h.RunDir, testenv.Options{APIServerFlags: audit, CRDPaths: crds}); err != nil {
 		return err
 	}
 	h.stops = append(h.stops, func() { _ = h.KCP.Stop() })
@@ -156,6 +167,11 @@ func (h *Harness) startLocal(ctx context.Context) error {
 	}
 	if err := h.installOperatorRBAC(ctx); err != nil {
 		return err
+	}
+	if h.opts.CertManager {
+		if err := h.setUpCertManager(ctx); err != nil {
+			return err
+		}
 	}
 	if err := h.serveV1beta1(ctx); err != nil {
 		return err

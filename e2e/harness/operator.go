@@ -88,6 +88,7 @@ func (h *Harness) configureOperator(ctx context.Context) error {
 		"--agent-webhook-url-allowed-hosts=127.0.0.1",
 	}
 	args = append(args, h.webhookArgs()...)
+	args = append(args, h.certManagerArgs...) // the chart's, in cert-manager mode
 	h.MaintenancePolicy = filepath.Join(h.RunDir, "maintenance-policy.yaml")
 	if err := os.WriteFile(h.MaintenancePolicy, []byte(OpenMaintenancePolicy), 0o600); err != nil {
 		return fmt.Errorf("writing the maintenance policy: %w", err)

@@ -47,13 +47,18 @@ var rbacKinds = []string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole",
 
 // operatorChartValues match the flags configureOperator passes: one watched
 // namespace, the listener in direct mode (no Istio, no Watcher routes), the
-// built-in certificates in the watched namespace.
-func operatorChartValues() map[string]any {
-	return map[string]any{
+// certificates in the watched namespace, built-in or (certManager) from
+// cert-manager with the chart's own CA.
+func operatorChartValues(certManager bool) map[string]any {
+	values := map[string]any{
 		"namespaces": []any{Namespace},
 		"listener":   map[string]any{"mode": "direct"},
 		"agent":      map[string]any{"kcpAddress": "localhost"},
 	}
+	if certManager {
+		values["certificates"] = map[string]any{"backend": "cert-manager"}
+	}
+	return values
 }
 
 // runtimeChartValues grant for module content exactly what the sample
@@ -76,7 +81,7 @@ func runtimeChartValues() map[string]any {
 // writes a kubeconfig with a token of the chart's ServiceAccount, which the
 // operator then runs with.
 func (h *Harness) installOperatorRBAC(ctx context.Context) error {
-	sa, err := installChartRBAC(ctx, h.KCP, "kcp-operator", operatorRelease, Namespace, operatorChartValues())
+	sa, err := installChartRBAC(ctx, h.KCP, "kcp-operator", operatorRelease, Namespace, operatorChartValues(h.opts.CertManager))
 	if err != nil {
 		return err
 	}

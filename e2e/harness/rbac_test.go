@@ -62,7 +62,7 @@ func renderRuntimeRole(t *testing.T, values map[string]any) rbacv1.ClusterRole {
 // ServiceAccount and a Role for the watched namespace.
 func TestOperatorChartRendersRBACForTheHarness(t *testing.T) {
 	objs, err := RenderChart(filepath.Join(RepoRoot(), "charts", "kcp-operator"), operatorRelease, Namespace,
-		operatorChartValues())
+		operatorChartValues(false))
 	require.NoError(t, err)
 	found := map[string]bool{}
 	for _, o := range objs {
