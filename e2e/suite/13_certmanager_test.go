@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -142,7 +143,7 @@ func writeControllerName(ctx context.Context, rt *harness.Runtime, value string)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("writing %q to the runtime Kyma: %w (last: %v)", value, ctx.Err(), err)
+			return errors.Join(fmt.Errorf("writing %q to the runtime Kyma: %w", value, ctx.Err()), err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
