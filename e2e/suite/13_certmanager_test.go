@@ -200,7 +200,7 @@ func (s *cmScenario) rotateUnderWrites(t *testing.T, oldCA *x509.Certificate) in
 		if doneAt == 0 && !issuedBy(s.agentLeaf(t), oldCA) && !issuedBy(s.endpointLeaf(t), oldCA) {
 			doneAt = writes
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // the pace of the runtime admin's stream of writes, not a wait for a result
 	}
 	require.NotZero(t, doneAt, "within 3 minutes the agent and the endpoint certificates come from a new CA")
 	return writes
