@@ -55,7 +55,7 @@ func (h *Harness) StartGatewayOperator(ctx context.Context, namespace, host stri
 		Args: []string{
 			"--kubeconfig=" + kubeconfig,
 			"--namespaces=" + namespace,
-			"--leader-elect=false",
+			"--leader-election-lease-duration=0",
 			"--listener-bind-address=" + portAddr(ports[0]),
 			"--metrics-bind-address=" + metrics,
 			"--health-probe-bind-address=" + portAddr(ports[2]),

@@ -66,7 +66,7 @@ func (h *Harness) configureOperator(ctx context.Context) error {
 	args := []string{
 		"--kubeconfig=" + h.operatorKubeconfig(),
 		"--namespaces=" + Namespace,
-		"--leader-elect=false",
+		"--leader-election-lease-duration=0",
 		"--metrics-bind-address=" + h.MetricsAddr,
 		"--health-probe-bind-address=" + portAddr(ports[2]),
 		"--listener-bind-address=" + portAddr(ports[0]),

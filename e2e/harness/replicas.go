@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -93,7 +94,6 @@ func (h *Harness) replica(ctx context.Context, i int, extra []string) (*Replica,
 	name := "kcp-operator-" + string(rune('a'+i))
 	rep := &Replica{IP: "10.255.0." + strconv.Itoa(i+1), MetricsAddr: portAddr(ports[0])}
 	replace := map[string]string{
-		"--leader-elect":              "true",
 		"--metrics-bind-address":      rep.MetricsAddr,
 		"--health-probe-bind-address": portAddr(ports[1]),
 		"--listener-bind-address":     portAddr(ports[2]),
@@ -101,14 +101,8 @@ func (h *Harness) replica(ctx context.Context, i int, extra []string) (*Replica,
 	if i > 0 {
 		replace["--webhook-bind-address"] = portAddr(ports[3])
 	}
-	args := make([]string, 0, len(h.Operator.Args)+len(extra)+2)
-	for _, a := range h.Operator.Args {
-		flag, _, _ := strings.Cut(a, "=")
-		if v, ok := replace[flag]; ok {
-			a = flag + "=" + v
-		}
-		args = append(args, a)
-	}
+	// Without the suite operator's zero lease, the default lease elects.
+	args := rewriteArgs(h.Operator.Args, replace, leaseFlag)
 	args = append(args, "--listener-service="+Namespace+"/"+ListenerService)
 	rep.Process = &Process{
 		Name: name, Bin: h.Bin.Operator, Log: filepath.Join(h.RunDir, "logs", name+".log"), Args: append(args, extra...),
@@ -188,6 +182,26 @@ func (r *Replicas) stop() error {
 	}
 	errs = append(errs, r.front.Close())
 	return errors.Join(errs...)
+}
+
+// leaseFlag is the leader election's lease; 0 runs without leader election.
+const leaseFlag = "--leader-election-lease-duration"
+
+// rewriteArgs copies flags (--name=value), giving those in replace their
+// new value and leaving out those in drop.
+func rewriteArgs(flags []string, replace map[string]string, drop ...string) []string {
+	out := make([]string, 0, len(flags))
+	for _, a := range flags {
+		flag, _, _ := strings.Cut(a, "=")
+		if slices.Contains(drop, flag) {
+			continue
+		}
+		if v, ok := replace[flag]; ok {
+			a = flag + "=" + v
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 func atoi(s string) int {

@@ -46,7 +46,7 @@ func (f *Fleet) StartOperator(ctx context.Context) error {
 	args := []string{
 		"--kubeconfig=" + f.KCP.Kubeconfig,
 		"--namespaces=" + Namespace,
-		"--leader-elect=false",
+		"--leader-election-lease-duration=0",
 		"--metrics-bind-address=" + op.MetricsAddr,
 		"--health-probe-bind-address=" + loop(ports[1]),
 		"--listener-bind-address=" + loop(ports[2]),
