@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // A missing permission must fail the suite with the request it refused, and
@@ -33,6 +34,15 @@ const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
+  # The bodies of the shards' writes of Kymas and Manifests: which of them
+  # only (re)assign a Kyma (shards.go, ShardWrites).
+  - level: Request
+    userGroups: ["system:serviceaccounts"]
+    namespaces: ["` + ShardNamespace + `"]
+    verbs: [create, update, patch, delete, deletecollection]
+    resources:
+      - group: operator.kyma-project.io
+        resources: [kymas, kymas/status, manifests, manifests/status]
   - level: Metadata
     userGroups: ["system:serviceaccounts"]
   - level: None
@@ -58,7 +68,7 @@ func auditFlags(runDir, name string) (map[string]string, error) {
 
 func auditLog(runDir, name string) string { return filepath.Join(runDir, "audit", name+".log") }
 
-// auditEvent is the part of an audit.k8s.io/v1 Event the check reads.
+// auditEvent is the part of an audit.k8s.io/v1 Event the checks read.
 type auditEvent struct {
 	Stage      string `json:"stage"`
 	Verb       string `json:"verb"`
@@ -66,10 +76,20 @@ type auditEvent struct {
 	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
+	ObjectRef struct {
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		APIGroup    string `json:"apiGroup"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
 	ResponseStatus struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"responseStatus"`
+	RequestObject json.RawMessage `json:"requestObject"`
+	Received      time.Time       `json:"requestReceivedTimestamp"`
+	Completed     time.Time       `json:"stageTimestamp"`
 }
 
 // removalRaces are the messages of 403s that refuse a write into
@@ -119,22 +139,11 @@ func (h *Harness) RefusedRequests() ([]string, error) {
 // (without the query, so that a retried list counts as one request) and
 // the first answer's message.
 func refusedIn(path string) (map[string]*refusal, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("opening the audit log: %w", err)
-	}
-	defer func() { _ = f.Close() }()
 	refused := map[string]*refusal{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-	for sc.Scan() {
-		var e auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
+	err := readAudit(path, func(e *auditEvent) {
 		if e.Stage != "ResponseComplete" || e.ResponseStatus.Code != http.StatusForbidden ||
 			removalRace(e.ResponseStatus.Message) {
-			continue
+			return
 		}
 		uri, _, _ := strings.Cut(e.RequestURI, "?")
 		key := fmt.Sprintf("%s %s %s", e.User.Username, e.Verb, uri)
@@ -142,9 +151,75 @@ func refusedIn(path string) (map[string]*refusal, error) {
 			refused[key] = &refusal{message: e.ResponseStatus.Message}
 		}
 		refused[key].count++
+	})
+	return refused, err
+}
+
+// readAudit calls fn with each event of an audit log, in the order logged.
+func readAudit(path string, fn func(*auditEvent)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening the audit log: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		var e auditEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		fn(&e)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+		return fmt.Errorf("reading %s: %w", path, err)
 	}
-	return refused, nil
+	return nil
+}
+
+// Write is a write request of a ServiceAccount (create, update, patch,
+// delete) as an API server's audit log recorded it when it completed.
+type Write struct {
+	User, Verb                             string
+	Resource, Subresource, Namespace, Name string
+	Code                                   int
+	Received, Completed                    time.Time
+	// Body is the request's body where the policy logs it (the shards'
+	// writes of Kymas and Manifests), else empty.
+	Body json.RawMessage
+}
+
+func (w Write) String() string {
+	res := w.Resource
+	if w.Subresource != "" {
+		res += "/" + w.Subresource
+	}
+	return fmt.Sprintf("%s %s %s/%s (%d) by %s at %s", w.Verb, res, w.Namespace, w.Name, w.Code, w.User,
+		w.Received.Format("15:04:05.000000"))
+}
+
+var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
+
+// Writes lists the writes of ServiceAccounts that the audit log of a local
+// cluster ("kcp" or a runtime's name) holds, in the order they completed.
+func (h *Harness) Writes(cluster string) ([]Write, error) {
+	if !h.Local {
+		return nil, fmt.Errorf("audit logs are kept in local mode only")
+	}
+	return writesIn(auditLog(h.RunDir, cluster))
+}
+
+func writesIn(path string) ([]Write, error) {
+	var out []Write
+	err := readAudit(path, func(e *auditEvent) {
+		if e.Stage != "ResponseComplete" || !slices.Contains(writeVerbs, e.Verb) {
+			return
+		}
+		out = append(out, Write{
+			User: e.User.Username, Verb: e.Verb, Resource: e.ObjectRef.Resource, Subresource: e.ObjectRef.Subresource,
+			Namespace: e.ObjectRef.Namespace, Name: e.ObjectRef.Name, Code: e.ResponseStatus.Code,
+			Received: e.Received, Completed: e.Completed, Body: e.RequestObject,
+		})
+	})
+	return out, err
 }

@@ -228,14 +228,19 @@ func (h *Harness) prepareKCP(ctx context.Context) error { return PrepareKCP(ctx,
 // PrepareKCP creates the operator's namespace and the Watcher of the
 // runtime Kymas (the push path's default watch), as the KCP chart does.
 func PrepareKCP(ctx context.Context, c client.Client) error {
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", Namespace, err)
+	return prepareNamespace(ctx, c, Namespace)
+}
+
+// prepareNamespace creates an operator's namespace with its Watcher.
+func prepareNamespace(ctx context.Context, c client.Client, namespace string) error {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", namespace, err)
 	}
 	return c.Create(ctx, &v1beta2.Watcher{
-		ObjectMeta: metav1.ObjectMeta{Name: "klm-watcher", Namespace: Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: "klm-watcher", Namespace: namespace},
 		Spec: v1beta2.WatcherSpec{
 			Manager:         "lifecycle-manager",
-			ServiceInfo:     v1beta2.Service{Name: "lifecycle-manager-events", Namespace: Namespace, Port: 8082},
+			ServiceInfo:     v1beta2.Service{Name: "lifecycle-manager-events", Namespace: namespace, Port: 8082},
 			ResourceToWatch: v1beta2.WatchableGVR{Group: "operator.kyma-project.io", Version: "v1beta2", Resource: "kymas"},
 			LabelsToWatch:   map[string]string{shared.WatchedByLabel: shared.WatchedByKymaValue},
 			Field:           v1beta2.FieldSpec,
