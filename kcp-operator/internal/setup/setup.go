@@ -108,6 +108,11 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 		return nil, fmt.Errorf("adding the runtime client cache: %w", err)
 	}
 	b := &builder{mgr: mgr, opts: opts, certs: certOpts, reg: reg, runtimes: runtimes, log: log}
+	if opts.Shard != "" {
+		if b.shard, err = b.setupShard(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if opts.AgentInstall() || opts.ListenerAddr != "" {
 		if b.push, err = newPushPath(mgr, opts, certOpts, reg, log); err != nil {
 			return nil, err
@@ -155,6 +160,12 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 	}
 	// Only the Secrets of Kymas are cached: a KCP namespace may hold many others.
 	kymaSecrets, _ := labels.NewRequirement(shared.KymaNameLabel, selection.Exists, nil)
+	byObject := map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Label: labels.NewSelector().Add(*kymaSecrets)},
+	}
+	if opts.Shard != "" {
+		addShardCaches(byObject, opts.Shard)
+	}
 	shutdown := opts.ShutdownTimeout
 	lease, renew, retry := opts.Replicas.LeaseDuration, opts.Replicas.RenewDeadline, opts.Replicas.RetryPeriod
 	return manager.Options{
@@ -168,14 +179,12 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 		},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces,
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Secret{}: {Label: labels.NewSelector().Add(*kymaSecrets)},
-			},
+			ByObject:          byObject,
 		},
 		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        opts.HealthAddr,
 		LeaderElection:                opts.LeaderElect,
-		LeaderElectionID:              options.LeaderElectionID,
+		LeaderElectionID:              options.LeaseOf(opts.Shard),
 		LeaderElectionNamespace:       opts.Namespaces[0],
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 &lease,

@@ -21,6 +21,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
 )
@@ -35,6 +36,9 @@ const (
 
 // Reconciler reconciles KCP Kymas.
 type Reconciler struct {
+	// Guard, set in a sharded operator, runs reconciles only while this
+	// shard holds the Kyma (internal/shard).
+	Guard shard.Wrapper
 	KCP      client.Client
 	Runtimes *remote.Cache
 	Resolver *resolve.Resolver

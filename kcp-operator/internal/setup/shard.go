@@ -1,0 +1,42 @@
+package setup
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	"github.com/lifecycle-manager/api/shared"
+	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/options"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
+)
+
+// ownerWait is how often a shard looks whether the old shard of a Kyma
+// let go of it.
+const ownerWait = 2 * time.Second
+
+// addShardCaches narrows the caches of a shard to its part of the fleet:
+// its Kymas, their Manifests and Secrets; and adds the shard list.
+func addShardCaches(byObject map[client.Object]cache.ByObject, name string) {
+	mine, _ := labels.NewRequirement(shared.ShardLabel, selection.Equals, []string{name})
+	kymaSecrets, _ := labels.NewRequirement(shared.KymaNameLabel, selection.Exists, nil)
+	byObject[&v1beta2.Kyma{}] = cache.ByObject{Label: labels.NewSelector().Add(*mine)}
+	byObject[&v1beta2.Manifest{}] = cache.ByObject{Label: labels.NewSelector().Add(*mine)}
+	byObject[&corev1.Secret{}] = cache.ByObject{Label: labels.NewSelector().Add(*kymaSecrets, *mine)}
+	byObject[&corev1.ConfigMap{}] = cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", options.ShardsConfigMap)}
+}
+
+func (b *builder) setupShard(ctx context.Context) (*shard.Shard, error) {
+	return shard.Setup(ctx, b.mgr, shard.Config{
+		Shard: b.opts.Shard, Namespaces: b.opts.Namespaces, ListName: options.ShardsConfigMap, LeaseOf: options.LeaseOf,
+		OwnerWait: ownerWait, Options: func() controller.Options { return controllerOptions(b.opts, b.opts.KymaConcurrency) },
+		Events: b.events("lifecycle-manager-shard"), Log: b.log.WithName("shard"),
+	})
+}
