@@ -140,11 +140,11 @@ func (b *builder) addControllers(ctx context.Context) error {
 	if err := b.manifest(); err != nil {
 		return err
 	}
-	if !b.coordinator() {
-		return nil
-	}
 	if b.opts.WatcherController {
 		return b.watcher()
+	}
+	if !b.coordinator() {
+		return nil
 	}
 	// Direct mode: Watchers need no route, only their status.
 	r := &watcherctrl.Reconciler{KCP: b.mgr.GetClient(), Events: b.events("lifecycle-manager-watcher"), Direct: true}
@@ -316,6 +316,10 @@ func (b *builder) watcher() error {
 			Selector: map[string]string{options.IngressGatewayLabel: options.IngressGatewayValue}, Port: options.GatewayPort,
 			Labels: map[string]string{shared.WatcherGatewayLabel: shared.WatcherGatewayDefault},
 		},
+		Route: b.route(),
+	}
+	if !b.coordinator() {
+		r.Gateway.Name = ""
 	}
 	return r.SetupWithManager(b.mgr, controllerOptions(o, 2))
 }

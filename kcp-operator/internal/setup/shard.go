@@ -2,18 +2,21 @@ package setup
 
 import (
 	"context"
+	"net"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	watcherctrl "github.com/lifecycle-manager/kcp-operator/internal/controller/watcher"
 	"github.com/lifecycle-manager/kcp-operator/internal/options"
 	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 )
@@ -39,4 +42,22 @@ func (b *builder) setupShard(ctx context.Context) (*shard.Shard, error) {
 		OwnerWait: ownerWait, Options: func() controller.Options { return controllerOptions(b.opts, b.opts.KymaConcurrency) },
 		Events: b.events("lifecycle-manager-shard"), Log: b.log.WithName("shard"),
 	})
+}
+
+// route is this shard's own event route in gateway mode: the host its
+// agents post to and its listener Service; nil when unsharded.
+func (b *builder) route() *watcherctrl.Route {
+	if b.shard == nil {
+		return nil
+	}
+	r := &watcherctrl.Route{Shard: b.opts.Shard, Coordinator: b.shard.Coordinator}
+	if b.opts.AgentKCPAddress != "" {
+		r.Host = b.opts.AgentKCPAddress
+		if host, _, err := net.SplitHostPort(r.Host); err == nil {
+			r.Host = host
+		}
+	}
+	ns, name := b.opts.Replicas.ListenerServiceKey()
+	r.Service = types.NamespacedName{Namespace: ns, Name: name}
+	return r
 }
