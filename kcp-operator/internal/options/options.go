@@ -21,9 +21,9 @@ import (
 type Options struct {
 	Kubeconfig string
 	// UpgradeCRDs runs internal/crdupgrade instead of the operator.
-	UpgradeCRDs     bool
-	MetricsAddr     string
-	HealthAddr      string
+	UpgradeCRDs bool
+	MetricsAddr string
+	HealthAddr  string
 	// LeaderElect follows the lease: a lease of 0 runs without election.
 	LeaderElect bool
 	// Shard names the part of the fleet this instance reconciles

@@ -21,9 +21,9 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/push"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 )
 
 // Field owners of this controller's writes.
@@ -38,7 +38,7 @@ const (
 type Reconciler struct {
 	// Guard, set in a sharded operator, runs reconciles only while this
 	// shard holds the Kyma (internal/shard).
-	Guard shard.Wrapper
+	Guard    shard.Wrapper
 	KCP      client.Client
 	Runtimes *remote.Cache
 	Resolver *resolve.Resolver

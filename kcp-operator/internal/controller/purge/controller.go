@@ -25,16 +25,16 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/finalizer"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 )
 
 // Reconciler purges Kymas stuck in deletion.
 type Reconciler struct {
 	// Guard, set in a sharded operator, runs reconciles only while this
 	// shard holds the Kyma (internal/shard).
-	Guard shard.Wrapper
+	Guard    shard.Wrapper
 	KCP      client.Client
 	Runtimes *remote.Cache
 	Events   events.EventRecorder

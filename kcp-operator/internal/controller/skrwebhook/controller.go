@@ -25,16 +25,16 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/conditionboard"
 	"github.com/lifecycle-manager/kcp-operator/internal/index"
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
-	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimeprep"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 )
 
 // Reconciler installs the agent of one Kyma's runtime.
 type Reconciler struct {
 	// Guard, set in a sharded operator, runs reconciles only while this
 	// shard holds the Kyma (internal/shard).
-	Guard shard.Wrapper
+	Guard     shard.Wrapper
 	KCP       client.Client
 	Runtimes  *remote.Cache
 	PKI       *pushpki.PKI
