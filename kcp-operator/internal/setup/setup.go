@@ -103,6 +103,7 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 	runtimes := remote.New(mgr.GetClient(), mgr.GetConfig(), scheme, remote.Options{
 		QPS: options.RuntimeQPS, Burst: options.RuntimeBurst, Timeout: opts.RuntimeTimeout, IdleTTL: opts.RuntimeIdleTTL,
 		SingleCluster: opts.Gates.Enabled(options.SingleCluster), UserAgent: "lifecycle-manager", Kubeconfig: kubeconfigAllow, WrapTransport: wrapRuntime,
+		Unlabelled: unlabelledSecrets(mgr, opts.Shard),
 	}, runtimeMetrics, log.WithName("runtimes"))
 	if err := mgr.Add(runtimes); err != nil {
 		return nil, fmt.Errorf("adding the runtime client cache: %w", err)

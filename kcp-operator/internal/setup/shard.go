@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
@@ -60,4 +61,13 @@ func (b *builder) route() *watcherctrl.Route {
 	ns, name := b.opts.Replicas.ListenerServiceKey()
 	r.Service = types.NamespacedName{Namespace: ns, Name: name}
 	return r
+}
+
+// unlabelledSecrets lets a shard read, and label, access Secrets its cache
+// misses; nil when unsharded: that cache holds every Kyma's Secrets.
+func unlabelledSecrets(mgr manager.Manager, name string) func(context.Context, *v1beta2.Kyma) ([]corev1.Secret, error) {
+	if name == "" {
+		return nil
+	}
+	return shard.UnlabelledSecrets(mgr.GetAPIReader(), mgr.GetClient(), name)
 }
