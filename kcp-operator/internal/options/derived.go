@@ -10,8 +10,8 @@ import (
 // unsharded instance, in the first watched namespace.
 const LeaderElectionID = "lifecycle-manager.operator.kyma-project.io"
 
-// ShardsConfigMap, in the first watched namespace, lists the shards
-// (internal/shard).
+// ShardsConfigMap is the ConfigMap, in the first watched namespace, that
+// lists the shards (internal/shard).
 const ShardsConfigMap = "lifecycle-manager-shards"
 
 // LeaseOf is the name of the leader election Lease of shard ("": the
