@@ -29,12 +29,12 @@ const ShardNamespace = "kcp-shards"
 // The sharding interface of kcp-operator (--shard, issue 49).
 const (
 	// ShardLabel names the shard a Kyma (and its Manifests and Secrets) is for.
-	ShardLabel = shared.OperatorGroup + "/shard"
+	ShardLabel = shared.ShardLabel
 	// ShardAssignedAnnotation is the shard the coordinator assigned; a label
 	// that differs from it was set by a user and pins the Kyma.
-	ShardAssignedAnnotation = shared.OperatorGroup + "/shard-assigned"
+	ShardAssignedAnnotation = shared.ShardAssignedAnnotation
 	// ShardOwnerAnnotation is the shard that claimed the Kyma.
-	ShardOwnerAnnotation = shared.OperatorGroup + "/shard-owner"
+	ShardOwnerAnnotation = shared.ShardOwnerAnnotation
 	// ShardsConfigMap holds the shard list (key "shards", comma-separated;
 	// the first is the coordinator) in the first watched namespace.
 	ShardsConfigMap = "lifecycle-manager-shards"
