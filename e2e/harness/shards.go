@@ -72,7 +72,7 @@ type Shards struct {
 // one ServiceAccount per shard, the module ShardModule, the shard list
 // names) and starts one operator per name with the suite operator's flags,
 // --shard and leader election with the given lease. Local mode only.
-func (h *Harness) StartShards(ctx context.Context, lease time.Duration, names ...string) (s *Shards, err error) {
+func (h *Harness) StartShards(ctx context.Context, lease time.Duration, names ...string) (*Shards, error) {
 	if !h.Local || h.Operator == nil {
 		return nil, errors.New("shards run in local mode, after StartOperator")
 	}
@@ -86,31 +86,37 @@ func (h *Harness) StartShards(ctx context.Context, lease time.Duration, names ..
 	if err := h.publishShardModule(ctx); err != nil {
 		return nil, err
 	}
-	s = &Shards{h: h, stopAgents: func() {}}
-	defer func() {
-		if err != nil {
-			s.Close()
-		}
-	}()
-	if err := s.SetList(ctx, names...); err != nil {
+	s := &Shards{h: h, stopAgents: func() {}}
+	if err := s.start(ctx, users, lease, names); err != nil {
+		s.Close()
 		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Shards) start(ctx context.Context, users map[string]shardUser, lease time.Duration, names []string) error {
+	h := s.h
+	if err := s.SetList(ctx, names...); err != nil {
+		return err
 	}
 	for _, name := range names {
 		sh, err := h.shard(ctx, name, users[name], lease)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.All = append(s.All, sh)
 		if err := sh.Start(context.WithoutCancel(ctx)); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, sh := range s.All {
-		if !waitFor(ctx, 2*time.Minute, func() bool { return metricsUp(ctx, sh.MetricsAddr) }) {
-			return nil, fmt.Errorf("%s did not become healthy; its log:\n%s", sh.Process.Name, sh.Tail(8000))
+		// A shard that exited (a flag, a refused read) does not come back.
+		waitFor(ctx, 2*time.Minute, func() bool { return !sh.Running() || metricsUp(ctx, sh.MetricsAddr) })
+		if !sh.Running() || !metricsUp(ctx, sh.MetricsAddr) {
+			return fmt.Errorf("%s did not become healthy; its log:\n%s", sh.Process.Name, sh.Tail(8000))
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // shard is the operator of one shard: the suite operator's flags for
