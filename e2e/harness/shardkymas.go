@@ -66,8 +66,10 @@ type ShardKyma struct {
 	RuntimeID string
 	// Namespace is the Kyma's namespace in the runtime: the runtime Kyma,
 	// the module's objects and the agent are there.
-	Namespace        string
-	AgentPort        int
+	Namespace string
+	AgentPort int
+	// AgentMetricsPort serves the first agent's metrics; a replacement
+	// gets a port of its own while the one it replaces drains.
 	AgentMetricsPort int
 
 	mu         sync.Mutex
@@ -221,12 +223,25 @@ func (s *Shards) agentPass(ctx context.Context, k *ShardKyma) error {
 	if k.agent != nil && k.agent.Running() && k.generation == d.Generation {
 		return nil
 	}
-	if k.agent != nil {
-		_ = k.agent.Stop()
+	metricsPort := k.AgentMetricsPort
+	if old := k.agent; old != nil {
+		// A rollout (maxSurge 1) starts the new pod before the old one
+		// drains its queue, which takes up to its drain timeout when its
+		// shard is gone. The new process binds the webhook port once the
+		// old one closed it (a failed start is retried by the next pass),
+		// and its metrics on a port of its own.
+		s.agents.Go(func() { _ = old.Stop() })
+		port, err := FreePort(ctx)
+		if err != nil {
+			return err
+		}
+		metricsPort = port
 	}
-	p := AgentProcess(s.h.Bin.Agent, filepath.Join(s.h.RunDir, "logs", k.Namespace+"-skr-agent.log"), dir, d, k.AgentPort, k.AgentMetricsPort)
+	p := AgentProcess(s.h.Bin.Agent, filepath.Join(s.h.RunDir, "logs", k.Namespace+"-skr-agent.log"), dir, d, k.AgentPort, metricsPort)
 	p.Name = "skr-agent (" + k.Name + ")"
-	s.h.progress("%s: starting skr-agent (webhook on %s, pushing to %s)", k.Name, portAddr(k.AgentPort), envValue(p.Env, "KCP_ADDR"))
+	if k.agent == nil || k.generation != d.Generation { // not each retry of a start
+		s.h.progress("%s: starting skr-agent (webhook on %s, pushing to %s)", k.Name, portAddr(k.AgentPort), envValue(p.Env, "KCP_ADDR"))
+	}
 	k.agent, k.generation = p, d.Generation
 	return p.Start(context.WithoutCancel(ctx))
 }

@@ -165,6 +165,7 @@ func (sc *shardScenario) waitUnderStreaming(t *testing.T, kymas []*harness.Shard
 	t.Helper()
 	shardOf := map[string]string{}
 	why := map[string]string{}
+	begin := time.Now()
 	deadline := time.Now().Add(2 * timeout)
 	for len(shardOf) < len(kymas) && time.Now().Before(deadline) {
 		for _, k := range kymas {
@@ -173,8 +174,11 @@ func (sc *shardScenario) waitUnderStreaming(t *testing.T, kymas []*harness.Shard
 			}
 			if s, reason := sc.under(t, k, allowed); s != "" {
 				shardOf[k.Name] = s
-			} else {
+			} else if old, seen := why[k.Name]; reason != old {
 				why[k.Name] = reason
+				if seen { // each step of the way after the first look
+					t.Logf("%s +%v: %s", k.Name, time.Since(begin).Round(10*time.Millisecond), reason)
+				}
 			}
 		}
 		time.Sleep(tick)
