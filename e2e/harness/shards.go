@@ -21,9 +21,9 @@ import (
 	"github.com/lifecycle-manager/api/v1beta2"
 )
 
-// The shard scenario runs its operators in a KCP namespace of its own: the
-// suite's operator watches only Namespace, so it never reconciles a Kyma
-// of the shards, and the shards never see the suite's.
+// ShardNamespace is the KCP namespace of the shard scenario's operators:
+// the suite's operator watches only Namespace, so it never reconciles a
+// Kyma of the shards, and the shards never see the suite's.
 const ShardNamespace = "kcp-shards"
 
 // The sharding interface of kcp-operator (--shard, issue 49).
