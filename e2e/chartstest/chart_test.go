@@ -75,7 +75,6 @@ func TestDefaults(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{
 		"--namespaces":                "kcp-system",
-		"--leader-elect":              "true",
 		"--metrics-bind-address":      ":8080",
 		"--health-probe-bind-address": ":8081",
 		"--listener-bind-address":     ":8082",

@@ -140,7 +140,6 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- define "kcp-operator.args" -}}
 {{- $v := .Values }}
 - --namespaces={{ join "," $v.namespaces }}
-- --leader-elect=true
 - --leader-election-lease-duration={{ $v.leaderElection.leaseDuration }}
 - --metrics-bind-address=:{{ $v.metrics.port }}
 - --health-probe-bind-address=:{{ $v.health.port }}
