@@ -63,6 +63,10 @@ const (
 	ManifestLabel = OperatorGroup + "/manifest"
 	// ControllerNameLabel selects the controller for a module's Manifest.
 	ControllerNameLabel = OperatorGroup + "/controller-name"
+	// ShardLabel on a Kyma names the operator shard (--shard) that
+	// reconciles it; its Manifests and Secrets carry the same value, so that
+	// each shard's caches hold only its part of the fleet.
+	ShardLabel = OperatorGroup + "/shard"
 
 	// SyncNamespaceAnnotation overrides the runtime-side namespace of a Kyma
 	// (kyma-system by default).
@@ -95,6 +99,14 @@ const (
 	// read when status.applied is empty, so that an upgrade of the operator
 	// does not re-apply every module.
 	AppliedAnnotation = OperatorGroup + "/applied"
+	// ShardOwnerAnnotation on a Kyma names the shard that claimed it and
+	// may still be writing its objects; a shard takes over a Kyma only once
+	// the owner has let go of it or holds its Lease no longer.
+	ShardOwnerAnnotation = OperatorGroup + "/shard-owner"
+	// ShardAssignedAnnotation records the shard the coordinator assigned a
+	// Kyma to; a shard label that differs from it was set by hand and pins
+	// the Kyma.
+	ShardAssignedAnnotation = OperatorGroup + "/shard-assigned"
 	// SpecHashAnnotation holds the hash of what the operator last applied to
 	// an object, so that unchanged objects cost no write.
 	SpecHashAnnotation = OperatorGroup + "/spec-hash"

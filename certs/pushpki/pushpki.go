@@ -113,11 +113,21 @@ func (p *PKI) AgentRequest(kyma *v1beta2.Kyma) (issuer.Request, error) {
 		CommonName: runtimeID,
 		DNSNames:   dns,
 		IPs:        []net.IP{LocalIP},
-		Labels:     map[string]string{shared.KymaNameLabel: kyma.Name, shared.RuntimeIDLabel: runtimeID},
+		Labels:     agentLabels(kyma, runtimeID),
 		// A certificate on the deny list is replaced at once, so that its
 		// runtime keeps working while the leaked one is refused.
 		Denied: p.Rotator.DenyList().Denied,
 	}, nil
+}
+
+// agentLabels name the Kyma, its runtime and, in a sharded operator, its
+// shard: the shard's cache holds only Secrets labelled for it.
+func agentLabels(kyma *v1beta2.Kyma, runtimeID string) map[string]string {
+	labels := map[string]string{shared.KymaNameLabel: kyma.Name, shared.RuntimeIDLabel: runtimeID}
+	if s := kyma.Labels[shared.ShardLabel]; s != "" {
+		labels[shared.ShardLabel] = s
+	}
+	return labels
 }
 
 // EnsureKyma keeps the Kyma's agent certificate Secret current: issued,

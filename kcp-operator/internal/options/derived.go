@@ -6,9 +6,22 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// LeaderElectionID is the name of the leader election Lease, in the first
-// watched namespace.
+// LeaderElectionID is the name of the leader election Lease of an
+// unsharded instance, in the first watched namespace.
 const LeaderElectionID = "lifecycle-manager.operator.kyma-project.io"
+
+// ShardsConfigMap is the ConfigMap, in the first watched namespace, that
+// lists the shards (internal/shard).
+const ShardsConfigMap = "lifecycle-manager-shards"
+
+// LeaseOf is the name of the leader election Lease of shard ("": the
+// unsharded instance's).
+func LeaseOf(shard string) string {
+	if shard == "" {
+		return LeaderElectionID
+	}
+	return "lifecycle-manager-" + shard + ".operator.kyma-project.io"
+}
 
 // ListenerModeGateway and ListenerModeDirect are the values of --listener-mode.
 const (
@@ -46,6 +59,7 @@ func (o *Options) follow() {
 	o.RateLimiterMaxDelay = failureBackoffPerError * o.RequeueError
 	o.WatcherController = o.ListenerMode == ListenerModeGateway
 	o.Replicas.follow()
+	o.LeaderElect = o.Replicas.LeaseDuration > 0
 }
 
 // derive makes fn run each time the flag name is set, after its value is:

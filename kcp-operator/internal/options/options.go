@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/kcp-operator/internal/contentpolicy"
@@ -20,10 +21,14 @@ import (
 type Options struct {
 	Kubeconfig string
 	// UpgradeCRDs runs internal/crdupgrade instead of the operator.
-	UpgradeCRDs     bool
-	MetricsAddr     string
-	HealthAddr      string
-	LeaderElect     bool
+	UpgradeCRDs bool
+	MetricsAddr string
+	HealthAddr  string
+	// LeaderElect follows the lease: a lease of 0 runs without election.
+	LeaderElect bool
+	// Shard names the part of the fleet this instance reconciles
+	// (internal/shard); empty: every Kyma.
+	Shard           string
 	Namespaces      []string
 	ShutdownTimeout time.Duration
 	// Gates are the feature gates (--feature-gates, gates.go).
@@ -126,7 +131,6 @@ func Default() Options {
 		Webhook:         defaultWebhook(),
 		Replicas:        defaultReplicas(),
 		HealthAddr:      ":8081",
-		LeaderElect:     true,
 		Namespaces:      []string{"kcp-system"},
 		ShutdownTimeout: 30 * time.Second,
 		Gates:           defaultGates(),
@@ -200,8 +204,9 @@ func (o *Options) bindManager(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.UpgradeCRDs, "upgrade-crds", o.UpgradeCRDs, "Apply this operator's CRDs to the KCP and exit, first moving objects stored in versions other than the storage version (v1beta1 of the public lifecycle manager) to it; with --webhook-service they serve v1beta1 through the conversion webhook. The chart runs it as a pre-install and pre-upgrade hook.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "Address of the Prometheus metrics endpoint (and of /debug/pprof with the Profiling feature gate); 0 disables it.")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "Address of the /healthz and /readyz endpoints.")
-	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader (Lease "+LeaderElectionID+" in the first watched namespace) so that only one replica reconciles.")
 	o.Replicas.bind(fs)
+	derive(fs, "leader-election-lease-duration", o.follow)
+	fs.StringVar(&o.Shard, "shard", o.Shard, "Shard of the fleet this instance reconciles: only Kymas labelled "+shared.ShardLabel+"=<shard>, whose Manifests and Secrets alone its caches hold; Kymas without the label get one from the first shard of the ConfigMap "+ShardsConfigMap+" (key shards: the shard names, comma-separated). Needs leader election (Lease lifecycle-manager-<shard>.operator.kyma-project.io). Empty: every Kyma. See docs/sharding.md.")
 	fs.StringSliceVar(&o.Namespaces, "namespaces", o.Namespaces, "KCP namespaces the operator watches (Kymas, templates, Secrets); the cache holds nothing else.")
 	fs.StringSliceVar(&o.RuntimeKubeconfigAllow, "runtime-kubeconfig-allow", o.RuntimeKubeconfigAllow, "Kubeconfig features runtime Secrets may use beyond inline credentials (token, client certificate and key, CA data): exec, files, proxy-url, insecure-skip-tls-verify, basic-auth, impersonation. Each lets whoever writes a runtime Secret make the operator do more (docs/security.md, Runtime kubeconfigs); unknown values stop the operator at start.")
 	fs.IntVar(&o.KymaConcurrency, "kyma-concurrency", o.KymaConcurrency, "Kymas reconciled in parallel; twice as many Manifests (module installations) are.")
@@ -285,6 +290,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, o.Replicas.validate()...)
+	errs = append(errs, o.validateShard()...)
 	if len(o.Namespaces) == 0 {
 		errs = append(errs, errors.New("--namespaces must name at least one KCP namespace"))
 	}
@@ -312,6 +318,24 @@ func (o *Options) validateSignatures() []error {
 		}
 	} else if policy == signature.PolicyEnforce {
 		errs = append(errs, errors.New("--module-signature-policy=enforce needs --module-trust-secret: nothing could verify"))
+	}
+	return errs
+}
+
+// maxShardName keeps the shard's Lease name and the chart's per-shard
+// object names within Kubernetes' limits.
+const maxShardName = 40
+
+func (o *Options) validateShard() []error {
+	if o.Shard == "" {
+		return nil
+	}
+	var errs []error
+	if msgs := validation.IsDNS1123Label(o.Shard); len(msgs) > 0 || len(o.Shard) > maxShardName {
+		errs = append(errs, fmt.Errorf("--shard %q: want a DNS label of at most %d characters", o.Shard, maxShardName))
+	}
+	if !o.LeaderElect {
+		errs = append(errs, errors.New("--shard needs leader election (--leader-election-lease-duration > 0): the shard's Lease tells other shards whether it may still write"))
 	}
 	return errs
 }

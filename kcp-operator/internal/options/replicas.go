@@ -52,15 +52,15 @@ func (r *Replicas) follow() {
 }
 
 func (r *Replicas) bind(fs *pflag.FlagSet) {
-	fs.DurationVar(&r.LeaseDuration, "leader-election-lease-duration", r.LeaseDuration, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest a killed leader leaves events unserved. A leader that stops cleanly gives the Lease up at once; one that cannot renew for 2/3 of this exits. The public lifecycle manager's flag name.")
+	fs.DurationVar(&r.LeaseDuration, "leader-election-lease-duration", r.LeaseDuration, "How long a standby waits after the leader's last renewal before it takes the Lease (lifecycle-manager.operator.kyma-project.io in the first watched namespace): the longest a killed leader leaves events unserved. A leader that stops cleanly gives the Lease up at once; one that cannot renew for 2/3 of this exits. 0: no leader election, for a single replica. The public lifecycle manager's flag name.")
 	derive(fs, "leader-election-lease-duration", r.follow)
 	fs.StringVar(&r.ListenerService, "listener-service", r.ListenerService, "Service (namespace/name, without a selector) of the event listener: the leader keeps its EndpointSlice naming only itself, at the IP in the environment variable "+PodIPEnv+" (the chart sets it from status.podIP), once its listener has consumers, so that no event reaches a standby. Empty: the operator keeps no EndpointSlice.")
 }
 
 func (r *Replicas) validate() []error {
 	var errs []error
-	if r.RetryPeriod <= 0 || float64(r.RenewDeadline) <= leaderJitter*float64(r.RetryPeriod) || r.LeaseDuration <= r.RenewDeadline {
-		errs = append(errs, fmt.Errorf("--leader-election-lease-duration %s (renew deadline %s, retry period %s): want lease > renew deadline > %g × retry period > 0",
+	if r.LeaseDuration < 0 || r.LeaseDuration > 0 && (r.RetryPeriod <= 0 || float64(r.RenewDeadline) <= leaderJitter*float64(r.RetryPeriod) || r.LeaseDuration <= r.RenewDeadline) {
+		errs = append(errs, fmt.Errorf("--leader-election-lease-duration %s (renew deadline %s, retry period %s): want 0 or lease > renew deadline > %g × retry period > 0",
 			r.LeaseDuration, r.RenewDeadline, r.RetryPeriod, leaderJitter))
 	}
 	if r.ListenerService == "" {

@@ -1,6 +1,7 @@
 package options_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func TestLeaderElectionTimingsMustNest(t *testing.T) {
 			o := options.Default()
 			o.AgentKCPAddress = "events.kcp.example.com:443"
 			o.Replicas = r
-			assert.ErrorContains(t, o.Validate(), "want lease > renew deadline > 1.2 × retry period > 0")
+			assert.ErrorContains(t, o.Validate(), "want 0 or lease > renew deadline > 1.2 × retry period > 0")
 		})
 	}
 }
@@ -60,4 +61,37 @@ func TestTheListenerServiceNeedsTheReplicasIP(t *testing.T) {
 	o.AgentKCPAddress = "events.kcp.example.com:443"
 	o.Replicas.ListenerService, o.Replicas.ListenerEndpointIP = "events", "10.0.0.1"
 	assert.ErrorContains(t, o.Validate(), `--listener-service "events": want namespace/name`)
+}
+
+func TestALeaseOfZeroRunsWithoutLeaderElection(t *testing.T) {
+	o := options.Default()
+	assert.True(t, o.LeaderElect, "a replica elects by default")
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	o.Bind(fs)
+	require.NoError(t, fs.Parse([]string{"--leader-election-lease-duration=0"}))
+	assert.False(t, o.LeaderElect)
+	require.NoError(t, o.Validate())
+	require.NoError(t, fs.Parse([]string{"--leader-election-lease-duration=-1s"}))
+	assert.ErrorContains(t, o.Validate(), "want 0 or lease")
+}
+
+func TestShard(t *testing.T) {
+	for args, want := range map[string]string{
+		"--shard=b":                          "",
+		"--shard=B":                          `--shard "B": want a DNS label`,
+		"--shard=" + strings.Repeat("s", 41): "at most 40 characters",
+		"--shard=b --leader-election-lease-duration=0": "--shard needs leader election",
+	} {
+		o := options.Default()
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		o.Bind(fs)
+		require.NoError(t, fs.Parse(strings.Fields(args)))
+		if want == "" {
+			assert.NoError(t, o.Validate(), args)
+			continue
+		}
+		assert.ErrorContains(t, o.Validate(), want, args)
+	}
+	assert.Equal(t, "lifecycle-manager.operator.kyma-project.io", options.LeaseOf(""))
+	assert.Equal(t, "lifecycle-manager-b.operator.kyma-project.io", options.LeaseOf("b"))
 }

@@ -52,6 +52,10 @@ type Options struct {
 	// Kubeconfig is what runtime kubeconfigs may use beyond inline
 	// credentials; the zero value allows nothing more.
 	Kubeconfig kubeconfig.Allow
+	// Unlabelled, when set, finds a Kyma's access Secrets that the cache
+	// does not hold (a sharded operator caches only Secrets labelled for
+	// its shard, and a provisioner may replace a Secret without the label).
+	Unlabelled func(ctx context.Context, kyma *v1beta2.Kyma) ([]corev1.Secret, error)
 }
 
 // ErrNoKubeconfig means the KCP has no usable access Secret for a Kyma.
@@ -263,11 +267,13 @@ func (c *Cache) kubeconfig(ctx context.Context, kyma *v1beta2.Kyma) ([]byte, str
 	if err != nil {
 		return nil, "", fmt.Errorf("listing the access Secrets of Kyma %s/%s: %w", kyma.Namespace, kyma.Name, err)
 	}
-	var found []corev1.Secret
-	for _, s := range secrets.Items {
-		if _, ok := s.Data[shared.KubeconfigSecretKey]; ok {
-			found = append(found, s)
+	found := withKubeconfig(secrets.Items)
+	if len(found) == 0 && c.opts.Unlabelled != nil {
+		more, err := c.opts.Unlabelled(ctx, kyma)
+		if err != nil {
+			return nil, "", err
 		}
+		found = withKubeconfig(more)
 	}
 	switch len(found) {
 	case 0:
@@ -279,6 +285,16 @@ func (c *Cache) kubeconfig(ctx context.Context, kyma *v1beta2.Kyma) ([]byte, str
 		return nil, "", fmt.Errorf("%w: %d Secrets in namespace %s labelled %s=%s have the key %q, want one",
 			ErrNoKubeconfig, len(found), kyma.Namespace, shared.KymaNameLabel, kyma.Name, shared.KubeconfigSecretKey)
 	}
+}
+
+func withKubeconfig(secrets []corev1.Secret) []corev1.Secret {
+	var found []corev1.Secret
+	for _, s := range secrets {
+		if _, ok := s.Data[shared.KubeconfigSecretKey]; ok {
+			found = append(found, s)
+		}
+	}
+	return found
 }
 
 // RuntimeNamespace is the runtime-side namespace of kyma: kyma-system, or

@@ -32,6 +32,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/render"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 )
 
 // builder assembles the controllers.
@@ -49,7 +50,29 @@ type builder struct {
 	board *conditionboard.Board
 	// pacers are the controllers' fan-outs, steered by the schedule Governor.
 	pacers []schedule.Paced
+	// shard is this instance's part of the fleet; nil when unsharded.
+	shard *shard.Shard
 }
+
+// guardKymas and guardManifests hold a Kyma's reconciles while another
+// shard may still write its objects; nil when unsharded.
+func (b *builder) guardKymas() shard.Wrapper {
+	if b.shard == nil {
+		return nil
+	}
+	return b.shard.Guard.Kymas
+}
+
+func (b *builder) guardManifests() shard.Wrapper {
+	if b.shard == nil {
+		return nil
+	}
+	return b.shard.Guard.Manifests
+}
+
+// coordinator is whether this instance keeps the fleet-wide objects: the
+// unsharded one, or the first shard of the list.
+func (b *builder) coordinator() bool { return b.shard == nil || b.shard.Coordinator }
 
 func (b *builder) requeue() schedule.Requeue {
 	o := b.opts
@@ -100,7 +123,7 @@ func (b *builder) addControllers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cat := &catalogctrl.Reconciler{KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueError, Board: b.board}
+	cat := &catalogctrl.Reconciler{Guard: b.guardKymas(), KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueError, Board: b.board}
 	if cat.PullSecret, err = b.pullSecret(); err != nil {
 		return err
 	}
@@ -119,6 +142,9 @@ func (b *builder) addControllers(ctx context.Context) error {
 	}
 	if b.opts.WatcherController {
 		return b.watcher()
+	}
+	if !b.coordinator() {
+		return nil
 	}
 	// Direct mode: Watchers need no route, only their status.
 	r := &watcherctrl.Reconciler{KCP: b.mgr.GetClient(), Events: b.events("lifecycle-manager-watcher"), Direct: true}
@@ -163,7 +189,7 @@ func (b *builder) kyma(skr *skrwebhookctrl.Reconciler) (*kymactrl.Reconciler, er
 		return nil, err
 	}
 	r := &kymactrl.Reconciler{
-		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resolver: resolve.New(b.mgr.GetClient(), b.opts.TemplateNamespaces...).WithSignatures(b.signatures()).WithComponents(components),
+		Guard: b.guardKymas(), KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Resolver: resolve.New(b.mgr.GetClient(), b.opts.TemplateNamespaces...).WithSignatures(b.signatures()).WithComponents(components),
 		Events: b.events("lifecycle-manager"), Metrics: m, Requeue: b.requeue(),
 		Required: []string{v1beta2.ConditionModuleCatalog}, RequeueNoPush: b.opts.RequeueNoPush, Board: b.board,
 	}
@@ -204,7 +230,7 @@ func (b *builder) skrWebhook() (*skrwebhookctrl.Reconciler, error) {
 		return nil, err
 	}
 	r := &skrwebhookctrl.Reconciler{
-		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, PKI: b.push.pki, Installer: installer,
+		Guard: b.guardKymas(), KCP: b.mgr.GetClient(), Runtimes: b.runtimes, PKI: b.push.pki, Installer: installer,
 		SecretName: b.push.pki.Options.RuntimeSecret, Resync: b.opts.RequeueSuccess, Retry: b.opts.RequeueBusy,
 		Events: b.events("lifecycle-manager-skrwebhook"), Board: b.board,
 	}
@@ -224,7 +250,7 @@ func (b *builder) purge(cleanups []kymactrl.RuntimeCleanup) error {
 		return err
 	}
 	r := &purgectrl.Reconciler{
-		KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-purge"),
+		Guard: b.guardKymas(), KCP: b.mgr.GetClient(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-purge"),
 		Metrics: m, Grace: b.opts.PurgeGracePeriod, Cleanups: cleanups,
 		Removal: removal.Rules{Protected: b.opts.ProtectedNamespaces, Adopt: b.opts.AdoptFrom},
 	}
@@ -255,7 +281,7 @@ func (b *builder) manifest() error {
 	}
 	policy = policy.WithPrivileged(o.ModulePrivileged)
 	r := &manifestctrl.Reconciler{
-		KCP: b.mgr.GetClient(), APIReader: b.mgr.GetAPIReader(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"), Policy: policy,
+		Guard: b.guardManifests(), KCP: b.mgr.GetClient(), APIReader: b.mgr.GetAPIReader(), Runtimes: b.runtimes, Events: b.events("lifecycle-manager-manifest"), Policy: policy,
 		Metrics: m, Parallelism: options.ApplyParallelism, Requeue: b.requeueUnderWay(),
 		Removal: removal.Rules{Protected: o.ProtectedNamespaces, Adopt: o.AdoptFrom}, AdoptFrom: o.AdoptFrom,
 		Source: &manifestctrl.LayerSource{
@@ -290,6 +316,10 @@ func (b *builder) watcher() error {
 			Selector: map[string]string{options.IngressGatewayLabel: options.IngressGatewayValue}, Port: options.GatewayPort,
 			Labels: map[string]string{shared.WatcherGatewayLabel: shared.WatcherGatewayDefault},
 		},
+		Route: b.route(),
+	}
+	if !b.coordinator() {
+		r.Gateway.Name = ""
 	}
 	return r.SetupWithManager(b.mgr, controllerOptions(o, 2))
 }

@@ -103,11 +103,17 @@ func New(ctx context.Context, cfg *rest.Config, opts options.Options, certOpts c
 	runtimes := remote.New(mgr.GetClient(), mgr.GetConfig(), scheme, remote.Options{
 		QPS: options.RuntimeQPS, Burst: options.RuntimeBurst, Timeout: opts.RuntimeTimeout, IdleTTL: opts.RuntimeIdleTTL,
 		SingleCluster: opts.Gates.Enabled(options.SingleCluster), UserAgent: "lifecycle-manager", Kubeconfig: kubeconfigAllow, WrapTransport: wrapRuntime,
+		Unlabelled: unlabelledSecrets(mgr, opts.Shard),
 	}, runtimeMetrics, log.WithName("runtimes"))
 	if err := mgr.Add(runtimes); err != nil {
 		return nil, fmt.Errorf("adding the runtime client cache: %w", err)
 	}
 	b := &builder{mgr: mgr, opts: opts, certs: certOpts, reg: reg, runtimes: runtimes, log: log}
+	if opts.Shard != "" {
+		if b.shard, err = b.setupShard(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if opts.AgentInstall() || opts.ListenerAddr != "" {
 		if b.push, err = newPushPath(mgr, opts, certOpts, reg, log); err != nil {
 			return nil, err
@@ -155,6 +161,12 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 	}
 	// Only the Secrets of Kymas are cached: a KCP namespace may hold many others.
 	kymaSecrets, _ := labels.NewRequirement(shared.KymaNameLabel, selection.Exists, nil)
+	byObject := map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Label: labels.NewSelector().Add(*kymaSecrets)},
+	}
+	if opts.Shard != "" {
+		addShardCaches(byObject, opts.Shard)
+	}
 	shutdown := opts.ShutdownTimeout
 	lease, renew, retry := opts.Replicas.LeaseDuration, opts.Replicas.RenewDeadline, opts.Replicas.RetryPeriod
 	return manager.Options{
@@ -168,14 +180,12 @@ func managerOptions(opts options.Options, scheme *runtime.Scheme) manager.Option
 		},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces,
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Secret{}: {Label: labels.NewSelector().Add(*kymaSecrets)},
-			},
+			ByObject:          byObject,
 		},
 		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        opts.HealthAddr,
 		LeaderElection:                opts.LeaderElect,
-		LeaderElectionID:              options.LeaderElectionID,
+		LeaderElectionID:              options.LeaseOf(opts.Shard),
 		LeaderElectionNamespace:       opts.Namespaces[0],
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 &lease,

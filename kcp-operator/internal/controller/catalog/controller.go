@@ -19,10 +19,14 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimeprep"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 )
 
 // Reconciler syncs the catalog of one Kyma's runtime.
 type Reconciler struct {
+	// Guard, set in a sharded operator, runs reconciles only while this
+	// shard holds the Kyma (internal/shard).
+	Guard    shard.Wrapper
 	KCP      client.Client
 	Runtimes *remote.Cache
 	// Resync is how often an unchanged catalog is checked again.
@@ -127,7 +131,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options,
 	if r.PullSecret != nil {
 		b = b.WatchesRawSource(r.PullSecret.source(mgr.GetClient(), pacer))
 	}
-	err := b.WithOptions(opts).Complete(r)
+	err := b.WithOptions(opts).Complete(r.Guard.Wrap(r))
 	if err != nil {
 		return fmt.Errorf("setting up the catalog controller: %w", err)
 	}

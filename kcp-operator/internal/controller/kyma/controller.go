@@ -23,6 +23,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/resolve"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 )
 
 // Field owners of this controller's writes.
@@ -35,6 +36,9 @@ const (
 
 // Reconciler reconciles KCP Kymas.
 type Reconciler struct {
+	// Guard, set in a sharded operator, runs reconciles only while this
+	// shard holds the Kyma (internal/shard).
+	Guard    shard.Wrapper
 	KCP      client.Client
 	Runtimes *remote.Cache
 	Resolver *resolve.Resolver

@@ -114,6 +114,9 @@ func manifestLabels(kyma *v1beta2.Kyma, m *resolve.Module) map[string]string {
 	if id := kyma.RuntimeID(); id != "" {
 		labels[shared.RuntimeIDLabel] = id
 	}
+	if s := kyma.Labels[shared.ShardLabel]; s != "" {
+		labels[shared.ShardLabel] = s
+	}
 	return labels
 }
 

@@ -80,7 +80,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options,
 	for _, s := range r.Sources {
 		b = b.WatchesRawSource(s)
 	}
-	if err := b.WithOptions(opts).Complete(r); err != nil {
+	if err := b.WithOptions(opts).Complete(r.Guard.Wrap(r)); err != nil {
 		return fmt.Errorf("setting up the Kyma controller: %w", err)
 	}
 	return nil

@@ -24,6 +24,7 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 )
 
 // StatusOwner owns the Manifest status.
@@ -31,6 +32,9 @@ const StatusOwner = "lifecycle-manager-manifest"
 
 // Reconciler reconciles Manifests.
 type Reconciler struct {
+	// Guard, set in a sharded operator, runs reconciles only while this
+	// shard holds the Kyma (internal/shard).
+	Guard shard.Wrapper
 	// KCP is the manager's client: reads come from its cache.
 	KCP client.Client
 	// APIReader reads from the API server what the cache may show late;

@@ -27,10 +27,14 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/removal"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 )
 
 // Reconciler purges Kymas stuck in deletion.
 type Reconciler struct {
+	// Guard, set in a sharded operator, runs reconciles only while this
+	// shard holds the Kyma (internal/shard).
+	Guard    shard.Wrapper
 	KCP      client.Client
 	Runtimes *remote.Cache
 	Events   events.EventRecorder
@@ -170,7 +174,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		For(&v1beta2.Kyma{}).
 		WithEventFilter(deleting{}).
 		WithOptions(opts).
-		Complete(r)
+		Complete(r.Guard.Wrap(r))
 	if err != nil {
 		return fmt.Errorf("setting up the purge controller: %w", err)
 	}

@@ -27,10 +27,14 @@ import (
 	"github.com/lifecycle-manager/kcp-operator/internal/remote"
 	"github.com/lifecycle-manager/kcp-operator/internal/runtimeprep"
 	"github.com/lifecycle-manager/kcp-operator/internal/schedule"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 )
 
 // Reconciler installs the agent of one Kyma's runtime.
 type Reconciler struct {
+	// Guard, set in a sharded operator, runs reconciles only while this
+	// shard holds the Kyma (internal/shard).
+	Guard     shard.Wrapper
 	KCP       client.Client
 	Runtimes  *remote.Cache
 	PKI       *pushpki.PKI

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,7 +38,26 @@ type Reconciler struct {
 	// without a route, so a Watcher needs no Istio object; it only gets
 	// its status. Gateway is unused then.
 	Direct bool
+	// Route, set in a sharded operator in gateway mode, is this shard's
+	// own route; nil: one route per Watcher for the whole fleet.
+	Route *Route
 }
+
+// Route is one shard's event route: its agents post to Host, and its
+// VirtualService of each Watcher sends those events to the shard's own
+// listener Service. Only the Coordinator keeps the Gateway, the Watcher's
+// finalizer and status; the other shards' VirtualServices go with the
+// Watcher through their owner reference.
+type Route struct {
+	Shard string
+	Host  string
+	// Service is the shard's listener Service; empty: the Watcher's.
+	Service     types.NamespacedName
+	Coordinator bool
+}
+
+// keepsWatcher is whether this instance writes the Watcher itself.
+func (r *Reconciler) keepsWatcher() bool { return r.Route == nil || r.Route.Coordinator }
 
 type gatewayRef struct {
 	namespace, name string
@@ -51,7 +71,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !w.DeletionTimestamp.IsZero() {
+		if !r.keepsWatcher() {
+			return ctrl.Result{}, nil
+		}
 		return ctrl.Result{}, r.delete(ctx, w)
+	}
+	if !r.keepsWatcher() {
+		return ctrl.Result{}, r.applyVirtualService(ctx, w)
 	}
 	if r.Direct {
 		return ctrl.Result{}, r.writeStatus(ctx, w, directCondition(w))
@@ -80,7 +106,10 @@ func (r *Reconciler) applyVirtualService(ctx context.Context, w *v1beta2.Watcher
 	if err != nil {
 		return err
 	}
-	vs, err := virtualService(w, gateways)
+	if r.Route != nil && r.Route.Host == "" {
+		return nil // this shard installs no agents: nothing posts to it
+	}
+	vs, err := virtualService(w, gateways, r.Route)
 	if err != nil {
 		return err
 	}
@@ -171,15 +200,38 @@ func (r *Reconciler) delete(ctx context.Context, w *v1beta2.Watcher) error {
 		return nil
 	}
 	if !r.Direct {
-		vs := &networkingv1.VirtualService{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}}
-		if err := r.KCP.Delete(ctx, vs); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting VirtualService %s: %w", w.Name, err)
+		if err := r.deleteVirtualServices(ctx, w); err != nil {
+			return err
 		}
 	}
 	patch := client.MergeFrom(w.DeepCopy())
 	controllerutil.RemoveFinalizer(w, shared.WatcherFinalizer)
 	if err := r.KCP.Patch(ctx, w, patch); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("removing the finalizer of Watcher %s: %w", w.Name, err)
+	}
+	return nil
+}
+
+// deleteVirtualServices deletes the Watcher's VirtualServices: its own,
+// and in a sharded operator each shard's.
+func (r *Reconciler) deleteVirtualServices(ctx context.Context, w *v1beta2.Watcher) error {
+	names := []string{w.Name}
+	if r.Route != nil {
+		var list networkingv1.VirtualServiceList
+		if err := r.KCP.List(ctx, &list, client.InNamespace(w.Namespace)); err != nil {
+			return fmt.Errorf("listing the VirtualServices of Watcher %s: %w", w.Name, err)
+		}
+		for _, vs := range list.Items {
+			if metav1.IsControlledBy(vs, w) {
+				names = append(names, vs.Name)
+			}
+		}
+	}
+	for _, name := range names {
+		vs := &networkingv1.VirtualService{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: name}}
+		if err := r.KCP.Delete(ctx, vs); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting VirtualService %s: %w", name, err)
+		}
 	}
 	return nil
 }

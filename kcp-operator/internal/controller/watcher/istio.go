@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lifecycle-manager/api/v1beta2"
 )
@@ -52,8 +53,9 @@ var eventRetries = map[string]any{
 	"retryOn":       "connect-failure,refused-stream,reset,503",
 }
 
-// virtualService builds the VirtualService of w bound to the gateways.
-func virtualService(w *v1beta2.Watcher, gateways []gatewayRef) (*unstructured.Unstructured, error) {
+// virtualService builds the VirtualService of w bound to the gateways:
+// for every host of the gateways, or for a shard's route its host alone.
+func virtualService(w *v1beta2.Watcher, gateways []gatewayRef, route *Route) (*unstructured.Unstructured, error) {
 	var hosts, names []string
 	for _, g := range gateways {
 		names = append(names, g.namespace+"/"+g.name)
@@ -63,11 +65,17 @@ func virtualService(w *v1beta2.Watcher, gateways []gatewayRef) (*unstructured.Un
 			}
 		}
 	}
+	name, svc := w.Name, types.NamespacedName{Namespace: w.Spec.ServiceInfo.Namespace, Name: w.Spec.ServiceInfo.Name}
+	if route != nil {
+		hosts, name = []string{route.Host}, w.Name+"-"+route.Shard
+		if route.Service.Name != "" {
+			svc = route.Service
+		}
+	}
 	matches := make([]any, 0, len(Contracts))
 	for _, p := range EventPaths(w.ManagerName()) {
 		matches = append(matches, map[string]any{"uri": map[string]any{"exact": p}})
 	}
-	svc := w.Spec.ServiceInfo
 	spec := map[string]any{
 		"gateways": toAny(names),
 		"hosts":    toAny(hosts),
@@ -76,12 +84,12 @@ func virtualService(w *v1beta2.Watcher, gateways []gatewayRef) (*unstructured.Un
 			"match": matches,
 			"route": []any{map[string]any{"destination": map[string]any{
 				"host": fmt.Sprintf("%s.%s.svc.cluster.local", svc.Name, svc.Namespace),
-				"port": map[string]any{"number": svc.Port},
+				"port": map[string]any{"number": w.Spec.ServiceInfo.Port},
 			}}},
 			"retries": eventRetries,
 		}},
 	}
-	return istioObject("VirtualService", w.Namespace, w.Name, spec)
+	return istioObject("VirtualService", w.Namespace, name, spec)
 }
 
 // gatewayObject builds the Gateway of the event endpoint.
