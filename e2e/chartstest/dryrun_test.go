@@ -28,7 +28,12 @@ func representativeValues() map[string]map[string]any {
 	set(extras, "podAnnotations", map[string]any{"example.com/team": "lifecycle"})
 	set(extras, "networkPolicy.extraListenerPeers", []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.1.0.0/16"}}})
 
+	shardsDirect := set(shardValues(), "listener.mode", "direct")
+	set(shardsDirect, "listener.service.type", "LoadBalancer")
+
 	return map[string]map[string]any{
+		"three shards":                        set(set(shardValues(), "serviceMonitor.enabled", true), "prometheusRule.enabled", true),
+		"three shards in direct mode":         shardsDirect,
 		"defaults":                            baseValues(),
 		"cert-manager with the chart's CA":    certManagerValues(),
 		"cert-manager with a ClusterIssuer":   ownIssuer,

@@ -23,8 +23,11 @@ func TestOperatorKnowsEveryFlag(t *testing.T) {
 	known := operatorFlags(t)
 	passed := map[string]bool{}
 	for _, v := range representativeValues() {
-		for flag := range mustRender(t, v, "lifecycle-manager").args(t) {
-			passed[flag] = true
+		objs := mustRender(t, v, "lifecycle-manager")
+		for _, d := range objs.all("Deployment") {
+			for flag := range objs.shardArgs(t, d.GetName()) {
+				passed[flag] = true
+			}
 		}
 	}
 	for _, flag := range slices.Sorted(maps.Keys(passed)) {

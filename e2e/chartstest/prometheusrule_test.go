@@ -82,20 +82,37 @@ var promtoolTests = filepath.Join("testdata", "alerts-promtool-test.yaml")
 // `promtool test rules` on recorded series: every alert has a case in
 // which it fires and one in which it does not.
 func TestAlertsWithPromtool(t *testing.T) {
+	spec := renderedRules(t)
+	runPromtool(t, spec, promtoolTests, promtest.Alerts(spec))
+}
+
+// TestShardAlertsWithPromtool runs the promtool cases of the alerts that
+// change with shards, on the rules rendered for three shards.
+func TestShardAlertsWithPromtool(t *testing.T) {
+	objs := mustRender(t, set(shardValues(), "prometheusRule.enabled", true), "kcp-system")
+	spec := field(t, objs.one(t, "PrometheusRule"), "spec").(map[string]any)
+	runPromtool(t, spec, filepath.Join("testdata", "alerts-shards-promtool-test.yaml"),
+		[]string{"LifecycleManagerDown", "LifecycleManagerListenerWithoutLeader", "LifecycleManagerKymaInError"})
+}
+
+// runPromtool runs `promtool test rules` with the test file testsFile on
+// the rules of spec; each of alerts must have a case in which it fires and
+// one in which it stays quiet.
+func runPromtool(t *testing.T, spec map[string]any, testsFile string, alerts []string) {
+	t.Helper()
 	dir, err := promtest.Binaries(t.Context(), repoRoot)
 	require.NoError(t, err, "promtool is needed for this test")
-	spec := renderedRules(t)
 	rules, err := promtest.RulesFile(spec)
 	require.NoError(t, err)
 
-	raw, err := os.ReadFile(promtoolTests)
+	raw, err := os.ReadFile(testsFile)
 	require.NoError(t, err)
 	var tests map[string]any
 	require.NoError(t, yaml.Unmarshal(raw, &tests))
-	firing, quiet := promtoolCases(t, tests)
-	for _, alert := range promtest.Alerts(spec) {
-		assert.True(t, firing[alert], "%s has no case in %s in which it fires", alert, promtoolTests)
-		assert.True(t, quiet[alert], "%s has no case in %s in which it stays quiet", alert, promtoolTests)
+	firing, quiet := promtoolCases(t, testsFile, tests)
+	for _, alert := range alerts {
+		assert.True(t, firing[alert], "%s has no case in %s in which it fires", alert, testsFile)
+		assert.True(t, quiet[alert], "%s has no case in %s in which it stays quiet", alert, testsFile)
 	}
 
 	tmp := t.TempDir()
@@ -115,11 +132,11 @@ func TestAlertsWithPromtool(t *testing.T) {
 
 // promtoolCases reports which alerts a promtool test file expects to fire
 // (exp_alerts not empty) and to stay quiet (empty) at some eval_time.
-func promtoolCases(t *testing.T, tests map[string]any) (firing, quiet map[string]bool) {
+func promtoolCases(t *testing.T, file string, tests map[string]any) (firing, quiet map[string]bool) {
 	t.Helper()
 	firing, quiet = map[string]bool{}, map[string]bool{}
 	list, ok := tests["tests"].([]any)
-	require.True(t, ok, "%s has no tests", promtoolTests)
+	require.True(t, ok, "%s has no tests", file)
 	for _, tc := range list {
 		cases, _ := tc.(map[string]any)["alert_rule_test"].([]any)
 		for _, c := range cases {

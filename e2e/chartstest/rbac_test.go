@@ -59,6 +59,7 @@ func operatorMustNot(kcp, istio, release string) []access {
 		{kcp, kymaGroup, "modulereleasemetas", []string{"create", "update", "patch", "delete"}},
 		{kcp, kymaGroup, "watchers", []string{"create", "delete"}},
 		{kcp, "", "pods", []string{"get", "list"}},
+		// Only the shard list ConfigMap, by name (assertShardAccess).
 		{kcp, "", "configmaps", []string{"get", "list"}},
 		{kcp, "", "serviceaccounts/token", []string{"create"}},
 		{kcp, "rbac.authorization.k8s.io", "roles", []string{"create", "update", "escalate", "bind"}},
@@ -88,6 +89,7 @@ func TestRBACBuiltinBackend(t *testing.T) {
 	// The builtin backend signs in-process: no cert-manager objects.
 	assertAllowed(t, sa, false, access{kcp, "cert-manager.io", "certificates", []string{"create", "get"}})
 	assertListenerEndpoint(t, sa, release)
+	assertShardAccess(t, sa, kcp)
 }
 
 // assertListenerEndpoint checks that the leader may keep the listener

@@ -108,17 +108,19 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 {{- end }}
 
-{{/* The host of agent.kcpAddress: host[:port] or [ipv6][:port]. */}}
-{{- define "kcp-operator.kcpHost" -}}
-{{- regexReplaceAll "^\\[?([^\\]]+?)\\]?(:[0-9]+)?$" .Values.agent.kcpAddress "${1}" }}
+{{/* The host of an address: host[:port] or [ipv6][:port]. */}}
+{{- define "kcp-operator.hostOf" -}}
+{{- regexReplaceAll "^\\[?([^\\]]+?)\\]?(:[0-9]+)?$" . "${1}" }}
 {{- end }}
 
 {{/* DNS names and IPs of the event endpoint certificate, comma-separated. */}}
 {{- define "kcp-operator.endpointDNSNames" -}}
-{{- if .Values.certificates.endpoint.dnsNames }}
+{{- if .Values.shards }}
+{{- include "kcp-operator.shardsEndpointDNSNames" . }}
+{{- else if .Values.certificates.endpoint.dnsNames }}
 {{- join "," .Values.certificates.endpoint.dnsNames }}
 {{- else if .Values.agent.kcpAddress }}
-{{- include "kcp-operator.kcpHost" . }}
+{{- include "kcp-operator.hostOf" .Values.agent.kcpAddress }}
 {{- end }}
 {{- end }}
 
@@ -136,30 +138,37 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 {{- end }}
 
-{{/* The operator's command line. */}}
+{{/*
+The command line of a shard's operator (dict root, shard, first: whether it
+is the first shard, which owns the singletons).
+*/}}
 {{- define "kcp-operator.args" -}}
-{{- $v := .Values }}
+{{- $root := .root }}
+{{- $v := $root.Values }}
 - --namespaces={{ join "," $v.namespaces }}
+{{- with .shard.name }}
+- --shard={{ . }}
+{{- end }}
 - --leader-election-lease-duration={{ $v.leaderElection.leaseDuration }}
 - --metrics-bind-address=:{{ $v.metrics.port }}
 - --health-probe-bind-address=:{{ $v.health.port }}
-{{- with include "kcp-operator.featureGates" . }}
+{{- with include "kcp-operator.featureGates" $root }}
 - --feature-gates={{ . }}
 {{- end }}
 - --listener-bind-address=:{{ $v.listener.port }}
 - --listener-mode={{ $v.listener.mode }}
 {{- /* The leader keeps the Service's endpoints: only it consumes events. */}}
-- --listener-service={{ .Release.Namespace }}/{{ include "kcp-operator.listenerServiceName" . }}
-{{- if include "kcp-operator.gatewayMode" . }}
+- --listener-service={{ $root.Release.Namespace }}/{{ include "kcp-operator.shardListenerService" . }}
+{{- if include "kcp-operator.gatewayMode" $root }}
 {{- with $v.listener.trustedProxies }}
 - --listener-trusted-proxies={{ join "," . }}
 {{- end }}
-{{- /* Empty: the Gateway is someone else's. */}}
-- --istio-gateway-name={{ ternary $v.istio.gateway.name "" $v.istio.gateway.managed }}
+{{- /* Empty: the Gateway is someone else's (or another shard's). */}}
+- --istio-gateway-name={{ ternary $v.istio.gateway.name "" (and $v.istio.gateway.managed .first) }}
 {{- end }}
 {{- if $v.agent.install }}
-- --agent-kcp-address={{ $v.agent.kcpAddress }}
-- --agent-image={{ include "kcp-operator.agentImage" . }}
+- --agent-kcp-address={{ include "kcp-operator.shardKCPAddress" . }}
+- --agent-image={{ include "kcp-operator.agentImage" $root }}
 {{- end }}
 {{- with $v.operator.skrImagePullSecret }}
 - --skr-image-pull-secret={{ . }}
@@ -180,21 +189,21 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - --maintenance-policy=/etc/lifecycle-manager/maintenance/{{ $v.maintenancePolicy.key }}
 {{- end }}
 - --module-signature-policy={{ $v.moduleSignatures.policy }}
-{{- with include "kcp-operator.trustSecret" . }}
+{{- with include "kcp-operator.trustSecret" $root }}
 - --module-trust-secret={{ . }}
 {{- end }}
-{{- if $v.conversionWebhook.enabled }}
+{{- if and $v.conversionWebhook.enabled .first }}
 - --webhook-bind-address=:{{ $v.conversionWebhook.port }}
-- {{ include "kcp-operator.webhookTarget" . }}
+- {{ include "kcp-operator.webhookTarget" $root }}
 {{- end }}
-- --cert-namespace={{ include "kcp-operator.certNamespace" . }}
-- --cert-ca-secret={{ include "kcp-operator.caSecretNamespace" . }}/{{ $v.certificates.caSecret.name }}
-- --cert-endpoint-namespace={{ include "kcp-operator.endpointNamespace" . }}
-{{- with include "kcp-operator.endpointDNSNames" . }}
+- --cert-namespace={{ include "kcp-operator.certNamespace" $root }}
+- --cert-ca-secret={{ include "kcp-operator.caSecretNamespace" $root }}/{{ $v.certificates.caSecret.name }}
+- --cert-endpoint-namespace={{ include "kcp-operator.endpointNamespace" $root }}
+{{- with include "kcp-operator.endpointDNSNames" $root }}
 - --cert-endpoint-dns-names={{ . }}
 {{- end }}
 {{- if eq $v.certificates.backend "cert-manager" }}
-{{- $issuer := include "kcp-operator.issuer" . | fromJson }}
+{{- $issuer := include "kcp-operator.issuer" $root | fromJson }}
 - --cert-issuer={{ $issuer.group }}/{{ $issuer.kind }}/{{ $issuer.name }}
 {{- end }}
 - --zap-log-level={{ $v.operator.logLevel }}
@@ -218,7 +227,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- if and .Values.conversionWebhook.enabled (not .Values.crdUpgrade.enabled) }}
 {{- fail "conversionWebhook.enabled needs crdUpgrade.enabled: the CRD upgrade hook points the CRDs' conversion at the webhook and serves v1beta1 (or set conversionWebhook.enabled=false)" }}
 {{- end }}
-{{- if and .Values.agent.install (not .Values.agent.kcpAddress) }}
+{{- include "kcp-operator.validateShards" . }}
+{{- if and .Values.agent.install (not .Values.shards) (not .Values.agent.kcpAddress) }}
 {{- fail "agent.kcpAddress (host[:port] that agents in runtimes send events to: the Istio gateway's public address) is required while agent.install is true" }}
 {{- end }}
 {{- if and (eq .Values.certificates.backend "cert-manager") .Values.certificates.certManager.issuerRef.name (not .Values.certificates.caSecret.name) }}
