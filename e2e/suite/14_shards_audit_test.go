@@ -88,10 +88,13 @@ func (sc *shardScenario) ownerRuns(t *testing.T) map[string][]harness.OwnerRun {
 	for _, mf := range mfs.Items {
 		kymaOf["manifests/"+mf.Name] = mf.Labels[shared.KymaNameLabel]
 	}
+	// The first shard of the list; the scenario never changes it.
+	coordinator := sc.s.All[0].User
 	byKyma := map[string][]harness.Write{}
 	assignments := 0
 	for _, w := range sc.kcpWrites(t) {
-		if harness.OnlyTouches(w.Body, []string{harness.ShardLabel}, []string{harness.ShardAssignedAnnotation}) {
+		if w.Resource == "kymas" && w.Subresource == "" && w.User == coordinator &&
+			harness.OnlyTouches(w.Body, []string{harness.ShardLabel}, []string{harness.ShardAssignedAnnotation}) {
 			assignments++
 			continue
 		}
