@@ -148,6 +148,8 @@ type shardProc struct {
 	stop  context.CancelFunc
 	done  chan struct{}
 	shard *shard.Shard
+	// err is what the manager returned, once done is closed.
+	err error
 }
 
 // startShard runs shard name until the test ends or kill; release says
@@ -194,8 +196,8 @@ func startShard(t *testing.T, name string, j *journal, release bool) *shardProc 
 	p := &shardProc{name: name, stop: cancel, done: make(chan struct{}), shard: s}
 	go func() {
 		defer close(p.done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Logf("shard %s stopped: %v", name, err)
+		if p.err = mgr.Start(ctx); p.err != nil {
+			t.Logf("shard %s stopped: %v", name, p.err)
 		}
 	}()
 	t.Cleanup(p.kill)
