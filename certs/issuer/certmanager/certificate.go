@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/lifecycle-manager/api/shared"
@@ -96,34 +98,35 @@ func (b *Backend) ensureCertificate(ctx context.Context, req issuer.Request) (*c
 	spec := b.desiredSpec(req, issued.Name)
 
 	var cert cmv1.Certificate
-	err := b.c.Get(ctx, key, &cert)
-	if apierrors.IsNotFound(err) {
-		cert = cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: labels}, Spec: spec}
+	// cert-manager writes the status at any moment: a conflict rereads.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		err := b.c.Get(ctx, key, &cert)
+		if apierrors.IsNotFound(err) {
+			cert = cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: labels}, Spec: spec}
+			if err := b.own(req, &cert); err != nil {
+				return err
+			}
+			return b.c.Create(ctx, &cert)
+		}
+		if err != nil {
+			return err
+		}
+		before := cert.DeepCopy()
+		cert.Spec = spec
+		if cert.Labels == nil {
+			cert.Labels = map[string]string{}
+		}
+		maps.Copy(cert.Labels, labels)
 		if err := b.own(req, &cert); err != nil {
-			return nil, err
+			return err
 		}
-		if err := b.c.Create(ctx, &cert); err != nil {
-			return nil, fmt.Errorf("creating certificate %s: %w", key, err)
+		if apiequality.Semantic.DeepEqual(before.Spec, cert.Spec) && apiequality.Semantic.DeepEqual(before.ObjectMeta, cert.ObjectMeta) {
+			return nil
 		}
-		return &cert, nil
-	}
+		return b.c.Update(ctx, &cert)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("reading certificate %s: %w", key, err)
-	}
-	before := cert.DeepCopy()
-	cert.Spec = spec
-	if cert.Labels == nil {
-		cert.Labels = map[string]string{}
-	}
-	maps.Copy(cert.Labels, labels)
-	if err := b.own(req, &cert); err != nil {
-		return nil, err
-	}
-	if apiequality.Semantic.DeepEqual(before.Spec, cert.Spec) && apiequality.Semantic.DeepEqual(before.ObjectMeta, cert.ObjectMeta) {
-		return &cert, nil
-	}
-	if err := b.c.Update(ctx, &cert); err != nil {
-		return nil, fmt.Errorf("updating certificate %s: %w", key, err)
+		return nil, fmt.Errorf("ensuring certificate %s: %w", key, err)
 	}
 	return &cert, nil
 }
@@ -139,8 +142,33 @@ func (b *Backend) own(req issuer.Request, cert *cmv1.Certificate) error {
 }
 
 // requestIssuance asks cert-manager to issue now, as `cmctl renew` does,
-// unless an issuance already runs.
+// unless an issuance already runs. cert-manager writes the same status, so
+// a conflict rereads the Certificate and decides again.
 func (b *Backend) requestIssuance(ctx context.Context, cert *cmv1.Certificate, why issuer.Reason) error {
+	key := client.ObjectKeyFromObject(cert)
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := b.c.Get(ctx, key, cert); err != nil {
+				return err
+			}
+		}
+		first = false
+		if !b.markIssuing(cert, why) {
+			return nil // cert-manager is at it
+		}
+		return b.c.Status().Update(ctx, cert)
+	})
+	if err != nil {
+		return fmt.Errorf("requesting issuance of certificate %s: %w", key, err)
+	}
+	b.log.V(1).Info("requested issuance", "certificate", key.String(), "reason", why)
+	return nil
+}
+
+// markIssuing sets cert's Issuing condition to True; it reports false when
+// it already was.
+func (b *Backend) markIssuing(cert *cmv1.Certificate, why issuer.Reason) bool {
 	now := metav1.NewTime(b.opts.Clock().Truncate(time.Second))
 	cond := cmv1.CertificateCondition{
 		Type: cmv1.CertificateConditionIssuing, Status: cmmeta.ConditionTrue,
@@ -155,13 +183,9 @@ func (b *Backend) requestIssuance(ctx context.Context, cert *cmv1.Certificate, w
 	case i < 0:
 		cert.Status.Conditions = append(cert.Status.Conditions, cond)
 	case cert.Status.Conditions[i].Status == cmmeta.ConditionTrue:
-		return nil // cert-manager is at it
+		return false
 	default:
 		cert.Status.Conditions[i] = cond
 	}
-	if err := b.c.Status().Update(ctx, cert); err != nil {
-		return fmt.Errorf("requesting issuance of certificate %s/%s: %w", cert.Namespace, cert.Name, err)
-	}
-	b.log.V(1).Info("requested issuance", "certificate", cert.Namespace+"/"+cert.Name, "reason", why)
-	return nil
+	return true
 }
