@@ -49,10 +49,10 @@ e2e-node: $(GOTESTSUM) ## Run the e2e suite against two real nodes on this machi
 	@hack/realnode/e2e.sh
 
 .PHONY: scale
-scale: ## Measure the operator at scale (1,000 Kymas; SCALE_FLAGS="--kymas=10000" for more); report in e2e/.run/scale-report.
+scale: ## Measure the operator at scale (1,000 Kymas; SCALE_FLAGS="--kymas=10000" for more; SHARDS=3 for three shards); report in e2e/.run/scale-report.
 	@assets="$${KUBEBUILDER_ASSETS:-$$(hack/envtest-assets.sh)}"; \
 	export KUBEBUILDER_ASSETS="$$assets"; \
-	cd e2e && go run ./cmd/scale --run-dir $(CURDIR)/e2e/.run/scale --out $(CURDIR)/e2e/.run/scale-report $(SCALE_FLAGS)
+	cd e2e && go run ./cmd/scale --run-dir $(CURDIR)/e2e/.run/scale --out $(CURDIR)/e2e/.run/scale-report $(if $(SHARDS),--shards=$(SHARDS)) $(SCALE_FLAGS)
 
 SCALE_RUNS ?= 5
 

@@ -87,6 +87,7 @@ func parseFlags(args []string) (fleet.Options, error) {
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 3*time.Hour, "longest wait for every Kyma to be Ready")
 	fs.IntVar(&o.ProfileSeconds, "profile-seconds", 0, "save CPU profiles of the operator, the KCP API server and a runtime API server (this many seconds) at the start of the convergence, of the full bound, of the resync wave and of the release into --out")
 	fs.DurationVar(&o.ProfileConvergenceAfter, "profile-convergence-after", 0, "start the convergence profile this long after the operator, the full bound's this long after the bound")
+	fs.IntVar(&o.Shards, "shards", 0, "operator instances, --shard=s0 to s<n-1> (0 or 1: one unsharded); a sharded run measures the convergence, the bound and the idle window: the phases and agents it does not measure default to off")
 	fs.StringVar(&operatorArgs, "operator-args", "", "more operator flags, space separated (tuning experiments)")
 	fs.StringVar(&o.RunDir, "run-dir", filepath.Join(".run", "scale"), "folder for binaries, kubeconfigs and logs (recreated)")
 	fs.StringVar(&o.OutDir, "out", filepath.Join(".run", "scale-report"), "folder for the report and the plots")
@@ -94,7 +95,27 @@ func parseFlags(args []string) (fleet.Options, error) {
 		return o, err
 	}
 	o.OperatorArgs = strings.Fields(operatorArgs)
+	if o.Shards > 1 {
+		singleOnlyOff(fs, &o)
+	}
 	return o, nil
+}
+
+// singleOnlyOff turns off what a sharded run does not measure, unless it
+// was asked for (then Validate says why not).
+func singleOnlyOff(fs *flag.FlagSet, o *fleet.Options) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	off := map[string]func(){
+		"push-runtimes": func() { o.PushRuntimes = 0 }, "public-push-runtimes": func() { o.PublicPushRuntimes = 0 },
+		"push-edits": func() { o.PushEdits = 0 }, "release": func() { o.Release = false },
+		"resync-wave": func() { o.ResyncWave = false },
+	}
+	for name, turnOff := range off {
+		if !set[name] {
+			turnOff()
+		}
+	}
 }
 
 func say(format string, args ...any) {

@@ -92,3 +92,25 @@ func TestPairs(t *testing.T) {
 	assert.Contains(t, out.String(), "median")
 	require.ErrorContains(t, pairs(&out, nil), "usage: scale pairs")
 }
+
+// TestAShardedRunLeavesOutWhatItDoesNotMeasure: --shards alone makes a
+// valid run; a phase asked for by name stays, and is refused.
+func TestAShardedRunLeavesOutWhatItDoesNotMeasure(t *testing.T) {
+	o, err := parseFlags([]string{"--shards=3", "--run-dir=r", "--out=o"})
+	require.NoError(t, err)
+	o.Defaults()
+	assert.NoError(t, o.Validate())
+	assert.Equal(t, 3, o.Shards)
+	assert.False(t, o.Release)
+	assert.Zero(t, o.PushRuntimes+o.PublicPushRuntimes+o.PushEdits)
+	assert.Equal(t, 32, o.BoundWorkers, "the bound is measured")
+
+	o, err = parseFlags([]string{"--shards=3", "--release=true", "--run-dir=r", "--out=o"})
+	require.NoError(t, err)
+	o.Defaults()
+	assert.ErrorContains(t, o.Validate(), "the release: measured with one operator only")
+
+	o, err = parseFlags(nil)
+	require.NoError(t, err)
+	assert.True(t, o.Release, "one operator: every phase")
+}

@@ -33,7 +33,10 @@ type Fleet struct {
 	// kymas holds the KCP's Kymas for Count.
 	kymas cache.Cache
 
-	Operator *operator
+	// Operators are the operator processes, one per shard; Operator is the
+	// first (the coordinator of a sharded run).
+	Operators []*operator
+	Operator  *operator
 	stops    []func()
 	// boundEndsRun is set when no phase follows the bound: its copies
 	// then go with the servers instead of being deleted one by one, which
@@ -128,9 +131,7 @@ func unlimitedClient(cfg *rest.Config) (client.WithWatch, error) {
 func (f *Fleet) Close() {
 	f.stopBackground()
 	f.agents.Wait()
-	if f.Operator != nil {
-		_ = f.Operator.Stop()
-	}
+	_ = f.StopOperators()
 	for i := len(f.stops) - 1; i >= 0; i-- {
 		f.stops[i]()
 	}

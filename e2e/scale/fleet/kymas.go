@@ -88,6 +88,8 @@ type Census struct {
 	// OnVersion counts Ready Kymas whose first module runs the version
 	// asked for.
 	OnVersion int
+	// ByShard counts Ready Kymas per shard label (none without shards).
+	ByShard map[string]int
 }
 
 // startKymaCache keeps the KCP's Kymas in memory for Count: listing 10,000
@@ -119,13 +121,16 @@ func (f *Fleet) Count(ctx context.Context, version string) (Census, error) {
 	if err := f.kymas.List(ctx, &list, client.InNamespace(Namespace)); err != nil {
 		return Census{}, fmt.Errorf("listing Kymas: %w", err)
 	}
-	c := Census{Kymas: len(list.Items)}
+	c := Census{Kymas: len(list.Items), ByShard: map[string]int{}}
 	for i := range list.Items {
 		k := &list.Items[i]
 		if k.Status.State != shared.StateReady || len(k.Status.Modules) != f.opts.Modules {
 			continue
 		}
 		c.Ready++
+		if shard := k.Labels[shared.ShardLabel]; shard != "" {
+			c.ByShard[shard]++
+		}
 		for _, m := range k.Status.Modules {
 			if m.Name == ModuleName(1) && (version == "" || m.Version == version) {
 				c.OnVersion++

@@ -12,10 +12,12 @@ import (
 	"github.com/lifecycle-manager/e2e/scale/proc"
 )
 
-// reading is the operator's counters at one moment.
+// reading is the operator's counters at one moment; with shards, the sum
+// of the instances', and shards holds each one's process usage.
 type reading struct {
 	at         time.Time
 	usage      proc.Usage
+	shards     []proc.Usage
 	reconciles map[string]float64
 	kcpMethods map[string]float64
 	runtime    float64
@@ -38,26 +40,33 @@ func (r reading) kcp() float64 {
 	return sum
 }
 
-// read scrapes the operator's metrics and reads its process.
+// read scrapes the operators' metrics and reads their processes.
 func (f *Fleet) read(ctx context.Context) (reading, error) {
-	usage, err := proc.Default.Usage(f.Operator.Pid())
-	if err != nil {
-		return reading{}, err
-	}
-	snap, err := metrics.Scrape(ctx, http.DefaultClient, "http://"+f.Operator.MetricsAddr+"/metrics")
-	if err != nil {
-		return reading{}, fmt.Errorf("scraping the operator: %w", err)
+	r := reading{}
+	snaps := make([]metrics.Snapshot, 0, len(f.Operators))
+	for _, op := range f.Operators {
+		usage, err := proc.Default.Usage(op.Pid())
+		if err != nil {
+			return reading{}, err
+		}
+		snap, err := metrics.Scrape(ctx, http.DefaultClient, "http://"+op.MetricsAddr+"/metrics")
+		if err != nil {
+			return reading{}, fmt.Errorf("scraping %s: %w", op.Name, err)
+		}
+		r.shards, snaps = append(r.shards, usage), append(snaps, snap)
+		r.usage.CPUSeconds += usage.CPUSeconds
+		r.usage.RSS += usage.RSS
+		r.usage.PeakRSS += usage.PeakRSS
 	}
 	u, err := url.Parse(f.KCP.Config.Host)
 	if err != nil {
 		return reading{}, fmt.Errorf("the KCP's address: %w", err)
 	}
 	const requests = "rest_client_requests_total"
-	all := snap.Sum(requests, nil)
-	kcp := snap.By(requests, "method", metrics.Labels{"host": u.Host})
-	r := reading{at: time.Now(), usage: usage, snapshot: snap,
-		reconciles: snap.By("controller_runtime_reconcile_total", "controller", nil), kcpMethods: kcp}
-	r.runtime = all - r.kcp()
+	r.at, r.snapshot = time.Now(), metrics.Merge(snaps...)
+	r.reconciles = r.snapshot.By("controller_runtime_reconcile_total", "controller", nil)
+	r.kcpMethods = r.snapshot.By(requests, "method", metrics.Labels{"host": u.Host})
+	r.runtime = r.snapshot.Sum(requests, nil) - r.kcp()
 	return r, nil
 }
 
@@ -74,7 +83,19 @@ func delta(a, b map[string]float64) map[string]float64 {
 // interval until stop is closed, for the plots.
 type series struct {
 	ready, reconcileRate []plot.XY
-	peakRSS              int64
+	// peakRSS is the operator's peak, shardPeakRSS each shard's.
+	peakRSS      int64
+	shardPeakRSS []int64
+}
+
+func (s *series) notePeaks(r reading) {
+	s.peakRSS = max(s.peakRSS, r.usage.PeakRSS)
+	if len(s.shardPeakRSS) < len(r.shards) {
+		s.shardPeakRSS = make([]int64, len(r.shards))
+	}
+	for i, u := range r.shards {
+		s.shardPeakRSS[i] = max(s.shardPeakRSS[i], u.PeakRSS)
+	}
 }
 
 // watchProgress samples until ctx ends or done reports true; it returns
@@ -109,7 +130,7 @@ func (f *Fleet) watchProgress(ctx context.Context, start time.Time, s *series, v
 				return err
 			}
 			s.reconcileRate = append(s.reconcileRate, plot.XY{X: x, Y: (now.total() - prev.total()) / now.at.Sub(prev.at).Seconds()})
-			s.peakRSS = max(s.peakRSS, now.usage.PeakRSS)
+			s.notePeaks(now)
 			prev = now
 		}
 		y := c.Ready
@@ -121,7 +142,7 @@ func (f *Fleet) watchProgress(ctx context.Context, start time.Time, s *series, v
 			return nil
 		}
 		if time.Since(lastProgress) > 30*time.Second {
-			f.opts.Progress("  %5.0fs: %d of %d Kymas Ready (%d on the version), operator RSS %d MiB",
+			f.opts.Progress("  %5.0fs: %d of %d Kymas Ready (%d on the version), operator RSS %d MiB (all instances)",
 				x, c.Ready, c.Kymas, c.OnVersion, now.usage.RSS>>20)
 			lastProgress = time.Now()
 		}

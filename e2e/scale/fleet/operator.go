@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/lifecycle-manager/e2e/harness"
@@ -20,33 +23,102 @@ import (
 type operator struct {
 	*harness.Process
 	MetricsAddr string
+	// Shard is the operator's --shard; empty when the run has one operator.
+	Shard string
 	// Profiled serves pprof beside the metrics.
 	Profiled bool
 }
 
-// StartOperator runs kcp-operator with production defaults. Only what a
+// StartOperator runs kcp-operator with production defaults, or with
+// Shards > 1 one instance per shard (ShardNames), each with its own
+// Lease, listener and metrics, after writing the shard list. Only what a
 // machine without pods and Istio needs differs: the kubeconfig, loopback
 // addresses and the listener in direct mode (no VirtualServices to write).
 // --fan-out-rate is the run's release rate.
 func (f *Fleet) StartOperator(ctx context.Context) error {
-	tmp := filepath.Join(f.opts.RunDir, "tmp")
+	names := []string{""}
+	if f.opts.Shards > 1 {
+		names = ShardNames(f.opts.Shards)
+		if err := f.writeShardList(ctx, names); err != nil {
+			return err
+		}
+	}
+	for _, name := range names {
+		op, err := f.startOperator(ctx, name)
+		if err != nil {
+			return err
+		}
+		f.Operators = append(f.Operators, op)
+	}
+	f.Operator = f.Operators[0]
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, op := range f.Operators {
+		for !op.healthy(ctx) {
+			if time.Now().After(deadline) || !op.Running() {
+				return fmt.Errorf("%s did not become healthy; its log:\n%s", op.Name, op.Tail(8000))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// ShardNames are the shards of a run with n of them: s0 (the coordinator,
+// which assigns the Kymas) to s<n-1>.
+func ShardNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "s" + strconv.Itoa(i)
+	}
+	return names
+}
+
+// writeShardList writes the ConfigMap the shards read their list from.
+func (f *Fleet) writeShardList(ctx context.Context, names []string) error {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: harness.ShardsConfigMap},
+		Data:       map[string]string{"shards": strings.Join(names, ",")},
+	}
+	if err := f.kcp.Create(ctx, cm); err != nil {
+		return fmt.Errorf("writing the shard list: %w", err)
+	}
+	return nil
+}
+
+// StopOperators stops every operator process.
+func (f *Fleet) StopOperators() error {
+	var errs []error
+	for _, op := range f.Operators {
+		if err := op.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping %s: %w", op.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// startOperator starts one kcp-operator; shard is its --shard or empty.
+func (f *Fleet) startOperator(ctx context.Context, shard string) (*operator, error) {
+	name := "kcp-operator"
+	if shard != "" {
+		name += "-" + shard
+	}
+	tmp := filepath.Join(f.opts.RunDir, "tmp", name)
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return fmt.Errorf("creating the operator's TMPDIR: %w", err)
+		return nil, fmt.Errorf("creating the operator's TMPDIR: %w", err)
 	}
 	ports := make([]int, 3)
 	for i := range ports {
 		p, err := f.freePort(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ports[i] = p
 	}
 	loop := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
-	op := &operator{MetricsAddr: loop(ports[0])}
+	op := &operator{MetricsAddr: loop(ports[0]), Shard: shard}
 	args := []string{
 		"--kubeconfig=" + f.KCP.Kubeconfig,
 		"--namespaces=" + Namespace,
-		"--leader-election-lease-duration=0",
 		"--metrics-bind-address=" + op.MetricsAddr,
 		"--health-probe-bind-address=" + loop(ports[1]),
 		"--listener-bind-address=" + loop(ports[2]),
@@ -61,6 +133,12 @@ func (f *Fleet) StartOperator(ctx context.Context) error {
 		// The agents run on this machine, each Kyma names its loopback port.
 		"--agent-webhook-url-allowed-hosts=127.0.0.1",
 	}
+	if shard == "" {
+		args = append(args, "--leader-election-lease-duration=0")
+	} else {
+		// A shard elects on its own Lease with the default lease.
+		args = append(args, "--shard="+shard)
+	}
 	if host, _, _ := strings.Cut(f.Registry, "/"); host != "" {
 		// The fleet's registry serves plain HTTP: only a listed registry is.
 		args = append(args, "--insecure-registries="+host)
@@ -74,23 +152,15 @@ func (f *Fleet) StartOperator(ctx context.Context) error {
 		args = append(args, "--feature-gates=Profiling=true")
 	}
 	op.Process = &harness.Process{
-		Name: "kcp-operator", Bin: f.Bin.Operator, Log: filepath.Join(f.opts.RunDir, "logs", "kcp-operator.log"),
+		Name: name, Bin: f.Bin.Operator, Log: filepath.Join(f.opts.RunDir, "logs", name+".log"),
 		Args: append(args, f.opts.OperatorArgs...),
 		// The layer cache is under TMPDIR.
 		Env: []string{"TMPDIR=" + tmp},
 	}
-	f.Operator = op
 	if err := op.Start(context.WithoutCancel(ctx)); err != nil {
-		return err
+		return nil, err
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for !op.healthy(ctx) {
-		if time.Now().After(deadline) || !op.Running() {
-			return fmt.Errorf("kcp-operator did not become healthy; its log:\n%s", op.Tail(8000))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return nil
+	return op, nil
 }
 
 func (op *operator) healthy(ctx context.Context) bool {

@@ -68,6 +68,11 @@ type Options struct {
 	// RunDir holds binaries, kubeconfigs and logs; OutDir the report and
 	// plots.
 	RunDir, OutDir string
+	// Shards runs this many operator instances, --shard=s0 to s<n-1>,
+	// over one shard list: s0 assigns the Kymas, which are created without
+	// the shard label. 0 or 1: one unsharded operator. A sharded run
+	// measures the convergence, the bound and the idle window only.
+	Shards int
 	// OperatorArgs are added to the operator's flags (tuning experiments).
 	OperatorArgs []string
 	// Progress receives one line per step.
@@ -134,8 +139,34 @@ func (o *Options) Validate() error {
 	if o.BoundOnly && o.BoundWorkers == 0 {
 		errs = append(errs, errors.New("bound only: the bound needs at least one worker"))
 	}
+	errs = append(errs, o.validateShards()...)
 	if o.RunDir == "" || o.OutDir == "" {
 		errs = append(errs, errors.New("run and output folders are required"))
 	}
 	return errors.Join(errs...)
+}
+
+// MaxShards keeps a sharded run's processes within one machine's reach.
+const MaxShards = 8
+
+func (o *Options) validateShards() []error {
+	if o.Shards < 0 || o.Shards > MaxShards {
+		return []error{fmt.Errorf("shards %d: want 0 to %d", o.Shards, MaxShards)}
+	}
+	if o.Shards <= 1 {
+		return nil
+	}
+	var errs []error
+	for _, c := range []struct {
+		what string
+		set  bool
+	}{
+		{"push runtimes", o.PushRuntimes+o.PublicPushRuntimes > 0}, {"the release", o.Release},
+		{"the resync wave", o.ResyncWave}, {"profiles", o.ProfileSeconds > 0}, {"bound only", o.BoundOnly},
+	} {
+		if c.set {
+			errs = append(errs, fmt.Errorf("shards %d: %s: measured with one operator only", o.Shards, c.what))
+		}
+	}
+	return errs
 }

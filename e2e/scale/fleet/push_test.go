@@ -47,6 +47,10 @@ func TestOptionsValidate(t *testing.T) {
 		{"no folders", func(o *Options) { o.RunDir = "" }, "folders are required"},
 		{"bound only without a bound", func(o *Options) { o.BoundOnly, o.BoundWorkers = true, 0 }, "bound only"},
 		{"bound only", func(o *Options) { o.BoundOnly, o.BoundWorkers = true, 32 }, ""},
+		{"three shards", func(o *Options) { o.Shards, o.BoundWorkers, o.Idle = 3, 32, time.Minute }, ""},
+		{"too many shards", func(o *Options) { o.Shards = MaxShards + 1 }, "shards 9"},
+		{"shards and a release", func(o *Options) { o.Shards, o.Release = 3, true }, "the release: measured with one operator only"},
+		{"shards and agents", func(o *Options) { o.Shards, o.PushRuntimes = 3, 2 }, "push runtimes: measured"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := valid()

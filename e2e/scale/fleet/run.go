@@ -36,7 +36,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 		Config: report.Config{Kymas: opts.Kymas, ModulesPerKyma: opts.Modules, RuntimeServers: opts.RuntimeServers,
 			PushRuntimes: opts.PushRuntimes, PushEdits: opts.PushEdits, IdleWindow: report.Duration(opts.Idle),
 			ReleaseRate: opts.ReleaseRate, ResyncInterval: report.Duration(opts.ResyncInterval),
-			OperatorArgs: opts.OperatorArgs},
+			OperatorArgs: opts.OperatorArgs, Shards: opts.Shards},
 	}}
 	err := ru.phases(ctx)
 	ru.r.Finished = time.Now()
@@ -193,6 +193,9 @@ func (ru *run) converge(ctx context.Context) error {
 	}
 	ru.r.Convergence = conv
 	ru.r.Operator.PeakRSS = max(ru.ready.peakRSS, end.usage.PeakRSS)
+	if census, cerr := f.Count(last, ""); cerr == nil {
+		ru.shardsConverged(base, end, census)
+	}
 	if err != nil {
 		return fmt.Errorf("waiting for every Kyma to be Ready (%d of %d): %w", conv.Ready, ru.opts.Kymas, err)
 	}
@@ -213,8 +216,8 @@ func (ru *run) model(ctx context.Context) error {
 		return fmt.Errorf("waiting for a first Ready Kyma: %w", err)
 	}
 	ru.opts.Progress("a Kyma is Ready after %.0f s; stopping the operator to measure the bound alone", time.Since(start).Seconds())
-	if err := ru.f.Operator.Stop(); err != nil {
-		return fmt.Errorf("stopping kcp-operator: %w", err)
+	if err := ru.f.StopOperators(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -262,8 +265,8 @@ func (ru *run) boundAfterTimeout(ctx context.Context) error {
 		return nil
 	}
 	ru.opts.Progress("stopping the operator to measure the bare-client bound of the unfinished run")
-	if err := ru.f.Operator.Stop(); err != nil {
-		return fmt.Errorf("stopping kcp-operator: %w", err)
+	if err := ru.f.StopOperators(); err != nil {
+		return err
 	}
 	if err := ru.bound(ctx); err != nil {
 		return fmt.Errorf("phase bound: %w", err)
@@ -312,6 +315,7 @@ func (ru *run) idle(ctx context.Context) error {
 	ru.r.Operator.SteadyRSS = b.usage.RSS
 	ru.r.Operator.PeakRSS = max(ru.r.Operator.PeakRSS, b.usage.PeakRSS)
 	ru.r.Operator.RSSPerRuntime = (b.usage.RSS - ru.r.Operator.BaselineRSS) / int64(ru.opts.Kymas)
+	ru.shardsIdle(b)
 	return nil
 }
 

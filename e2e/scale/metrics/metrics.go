@@ -25,6 +25,23 @@ func Parse(r io.Reader) (Snapshot, error) {
 	return families, nil
 }
 
+// Merge returns one snapshot holding the series of all: the counters of
+// several processes (shards) then add up in Sum, By and HistogramSum.
+func Merge(snaps ...Snapshot) Snapshot {
+	out := Snapshot{}
+	for _, s := range snaps {
+		for name, f := range s {
+			m, ok := out[name]
+			if !ok {
+				m = &dto.MetricFamily{Name: f.Name, Help: f.Help, Type: f.Type}
+				out[name] = m
+			}
+			m.Metric = append(m.Metric, f.GetMetric()...)
+		}
+	}
+	return out
+}
+
 // Scrape fetches and parses url.
 func Scrape(ctx context.Context, c *http.Client, url string) (Snapshot, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

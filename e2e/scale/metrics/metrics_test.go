@@ -95,3 +95,21 @@ apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group=
 	assert.InDelta(t, 1.0, got["PATCH kymas"].Seconds, 1e-9)
 	assert.Empty(t, metrics.Snapshot{}.ServedDurations())
 }
+
+// TestMergeAddsTheProcessesUp: two shards' counters, one family only in
+// the second, sum as one process's would.
+func TestMergeAddsTheProcessesUp(t *testing.T) {
+	a, err := metrics.Parse(strings.NewReader(sample))
+	require.NoError(t, err)
+	b, err := metrics.Parse(strings.NewReader(sample + `# TYPE only_here counter
+only_here 7
+`))
+	require.NoError(t, err)
+	m := metrics.Merge(a, b)
+	assert.InDelta(t, 1300.0, m.Sum("controller_runtime_reconcile_total", nil), 1e-9)
+	assert.Equal(t, map[string]float64{"kyma": 300, "manifest": 1000},
+		m.By("controller_runtime_reconcile_total", "controller", nil))
+	assert.InDelta(t, 1.0, m.HistogramSum("lifecycle_manager_push_to_reconcile_seconds", nil), 1e-9)
+	assert.InDelta(t, 7.0, m.Sum("only_here", nil), 1e-9)
+	assert.InDelta(t, 650.0, a.Sum("controller_runtime_reconcile_total", nil), 1e-9, "the inputs are left as they were")
+}

@@ -49,6 +49,8 @@ type Config struct {
 	ReleaseRate    float64  `json:"releaseRate"`
 	ResyncInterval Duration `json:"resyncInterval"`
 	OperatorArgs   []string `json:"operatorArgs"`
+	// Shards is the number of operator instances (0: one, unsharded).
+	Shards int `json:"shards,omitempty"`
 }
 
 // Bound is the bare client's time for the minimal writes.
@@ -141,6 +143,29 @@ type Operator struct {
 	PeakRSS     int64 `json:"peakRssBytes"`
 	// RSSPerRuntime is (SteadyRSS - BaselineRSS) / Kymas.
 	RSSPerRuntime int64 `json:"rssPerRuntimeBytes"`
+	// Shards are the instances of a sharded run (--shards), in order; the
+	// figures above are then those of the largest, what one pod must hold.
+	Shards []Shard `json:"shards,omitempty"`
+}
+
+// Shard is one instance of a sharded run.
+type Shard struct {
+	Name string `json:"name"`
+	// Kymas are the Ready Kymas labelled for the shard at the end of the
+	// convergence.
+	Kymas       int   `json:"kymas"`
+	BaselineRSS int64 `json:"baselineRssBytes"`
+	SteadyRSS   int64 `json:"steadyRssBytes"`
+	PeakRSS     int64 `json:"peakRssBytes"`
+	// RSSPerRuntime is (SteadyRSS - BaselineRSS) / Kymas.
+	RSSPerRuntime int64 `json:"rssPerRuntimeBytes"`
+	// ConvergenceCPUSeconds is the CPU time the shard spent converging.
+	ConvergenceCPUSeconds float64 `json:"convergenceCpuSeconds"`
+}
+
+func (s Shard) String() string {
+	return fmt.Sprintf("%d Kymas, RSS peak %s, steady %s, baseline %s, %s per runtime; %.0f CPU s converging",
+		s.Kymas, Bytes(s.PeakRSS), Bytes(s.SteadyRSS), Bytes(s.BaselineRSS), Bytes(s.RSSPerRuntime), s.ConvergenceCPUSeconds)
 }
 
 // Idle is the operator's cost with everything Ready and nothing changing.

@@ -26,9 +26,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	r.boundRows(row)
 	r.convergenceRows(row)
 	o := r.Operator
-	if o.PeakRSS > 0 {
+	if o.PeakRSS > 0 && len(o.Shards) == 0 {
 		row("operator RSS", fmt.Sprintf("peak %s, steady %s, baseline %s, %s per runtime",
 			Bytes(o.PeakRSS), Bytes(o.SteadyRSS), Bytes(o.BaselineRSS), Bytes(o.RSSPerRuntime)))
+	}
+	for _, sh := range o.Shards {
+		row("shard "+sh.Name, sh.String())
 	}
 	if i := r.Idle; i != nil {
 		row("idle CPU", fmt.Sprintf("%.2f%% of one core over %.0f s (%.0f reconciles, %.0f KCP requests)", i.CorePercent, i.Seconds, i.Reconciles, i.KCPRequests))

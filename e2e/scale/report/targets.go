@@ -137,6 +137,9 @@ func (r *Report) memoryTarget() Target {
 		return notMeasured(name, goal)
 	}
 	value := fmt.Sprintf("peak %s, %s per runtime", Bytes(r.Operator.PeakRSS), Bytes(r.Operator.RSSPerRuntime))
+	if n := len(r.Operator.Shards); n > 0 {
+		value = fmt.Sprintf("largest of %d shards: ", n) + value
+	}
 	return judged(name, goal, value, r.Operator.PeakRSS < MaxRSSBytes, "")
 }
 
