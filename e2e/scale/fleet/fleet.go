@@ -37,7 +37,7 @@ type Fleet struct {
 	// first (the coordinator of a sharded run).
 	Operators []*operator
 	Operator  *operator
-	stops    []func()
+	stops     []func()
 	// boundEndsRun is set when no phase follows the bound: its copies
 	// then go with the servers instead of being deleted one by one, which
 	// at 10,000 Kymas overloaded the runtime API servers for over 25
