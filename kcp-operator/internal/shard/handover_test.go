@@ -2,6 +2,8 @@ package shard_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,12 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifecycle-manager/api/shared"
 	"github.com/lifecycle-manager/api/v1beta2"
+	"github.com/lifecycle-manager/kcp-operator/internal/shard"
 )
 
 // A Kyma moved by hand while its old shard is in the middle of a long
@@ -25,6 +30,7 @@ func TestHandoverWaitsForTheOldShardsReconcile(t *testing.T) {
 	startShard(t, "ho-a", j, true)
 	startShard(t, "ho-b", j, true)
 	key := newKyma(t, "moved", "ho-a")
+	reconciled(t, key)
 	mf := &v1beta2.Manifest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "moved-module",
 		Labels: map[string]string{shared.KymaNameLabel: "moved", shared.ShardLabel: "ho-a"}},
 		Spec: v1beta2.ManifestSpec{Remote: true, Install: v1beta2.InstallInfo{Name: "raw-manifest", Source: runtime.RawExtension{Raw: []byte(`{"repo":"r","name":"n","ref":"sha256:0"}`)}}}}
@@ -51,6 +57,48 @@ func TestHandoverWaitsForTheOldShardsReconcile(t *testing.T) {
 	assert.Equal(t, "ho-b", getKyma(t, key).Annotations[shared.ShardOwnerAnnotation])
 	assert.Equal(t, "ho-b", labelOf(t, mf))
 	assert.Equal(t, "ho-b", labelOf(t, secret))
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, []string{"ho-a", "ho-b"}, claimedBy(t, key))
+	}, timeout, tick, "an Event per claim")
+}
+
+// A Kyma no operator has reconciled (no finalizer) has no Manifests: its
+// claim searches for none, and tells of no takeover. Its Secrets are
+// labelled.
+func TestANewKymaIsClaimedWithoutASearchForItsManifests(t *testing.T) {
+	j := &journal{slow: map[string]time.Duration{}}
+	startShard(t, "new-a", j, true)
+	key := newKyma(t, "fresh", "new-a")
+	// Impossible without a finalizer; here it shows whether the claim looked.
+	mf := &v1beta2.Manifest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fresh-module",
+		Labels: map[string]string{shared.KymaNameLabel: "fresh", shared.ShardLabel: "elsewhere"}},
+		Spec: v1beta2.ManifestSpec{Remote: true, Install: v1beta2.InstallInfo{Name: "raw-manifest", Source: runtime.RawExtension{Raw: []byte(`{"repo":"r","name":"n","ref":"sha256:0"}`)}}}}
+	require.NoError(t, kcp.Client.Create(context.Background(), mf))
+	t.Cleanup(func() { _ = kcp.Client.Delete(context.Background(), mf) })
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fresh-kubeconfig",
+		Labels: map[string]string{shared.KymaNameLabel: "fresh"}}}
+	require.NoError(t, kcp.Client.Create(context.Background(), secret))
+
+	require.Eventually(t, func() bool { return len(j.of("new-a", "fresh")) > 0 }, timeout, tick, "shard new-a reconciles the Kyma")
+	assert.Equal(t, "new-a", getKyma(t, key).Annotations[shared.ShardOwnerAnnotation])
+	assert.Equal(t, "new-a", labelOf(t, secret))
+	assert.Equal(t, "elsewhere", labelOf(t, mf), "no Manifest was searched for")
+	assert.Never(t, func() bool { return len(claimedBy(t, key)) > 0 }, 2*time.Second, tick, "no Event: nothing was taken over")
+}
+
+// claimedBy lists, in order, the shards whose ShardClaimed Events name the Kyma.
+func claimedBy(t *testing.T, key types.NamespacedName) []string {
+	t.Helper()
+	var list eventsv1.EventList
+	require.NoError(t, kcp.Client.List(context.Background(), &list, client.InNamespace(key.Namespace)))
+	slices.SortFunc(list.Items, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
+	var shards []string
+	for _, e := range list.Items {
+		if e.Reason == shard.ReasonClaimed && e.Regarding.Name == key.Name {
+			shards = append(shards, strings.Fields(e.Note)[1])
+		}
+	}
+	return shards
 }
 
 // A shard killed without giving its Lease up: the new shard claims its

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/lifecycle-manager/api/shared"
@@ -78,7 +79,12 @@ func (o *Ownership) claim(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Result,
 			return ctrl.Result{RequeueAfter: o.OwnerWait}, nil
 		}
 	}
-	if err := o.adopt(ctx, kyma); err != nil {
+	// The Kyma controller persists its finalizer before it creates a
+	// Manifest: a Kyma without it has none, and was taken over from no
+	// one. The owner patch's optimistic lock holds that to the version
+	// read here.
+	reconciled := controllerutil.ContainsFinalizer(kyma, shared.KymaFinalizer)
+	if err := o.adopt(ctx, kyma, reconciled); err != nil {
 		return ctrl.Result{}, err
 	}
 	if owner != o.Shard {
@@ -87,16 +93,22 @@ func (o *Ownership) claim(ctx context.Context, kyma *v1beta2.Kyma) (ctrl.Result,
 		if err := o.KCP.Patch(ctx, kyma, patch); err != nil {
 			return conflictOrError(fmt.Errorf("claiming Kyma %s: %w", key, err))
 		}
-		o.Events.Eventf(kyma, nil, corev1.EventTypeNormal, ReasonClaimed, "ClaimShard", "shard %s took the Kyma over from %s", o.Shard, describe(owner))
+		if reconciled {
+			o.Events.Eventf(kyma, nil, corev1.EventTypeNormal, ReasonClaimed, "ClaimShard", "shard %s took the Kyma over from %s", o.Shard, describe(owner))
+		}
 	}
 	o.Fence.Open(key)
 	return ctrl.Result{}, nil
 }
 
-// adopt labels the Kyma's Manifests and Secrets for this shard, so that
-// its caches hold them.
-func (o *Ownership) adopt(ctx context.Context, kyma *v1beta2.Kyma) error {
-	for _, kind := range []string{"Manifest", "Secret"} {
+// adopt labels the Kyma's Secrets, and its Manifests when it has been
+// reconciled, for this shard, so that its caches hold them.
+func (o *Ownership) adopt(ctx context.Context, kyma *v1beta2.Kyma, reconciled bool) error {
+	kinds := []string{"Secret"}
+	if reconciled {
+		kinds = append(kinds, "Manifest")
+	}
+	for _, kind := range kinds {
 		list := &metav1.PartialObjectMetadataList{}
 		gv := v1beta2.GroupVersion
 		if kind == "Secret" {

@@ -234,6 +234,24 @@ func newKyma(t *testing.T, name, shardName string) types.NamespacedName {
 	return client.ObjectKeyFromObject(k)
 }
 
+// reconciled gives a Kyma the finalizer the Kyma controller writes before
+// it creates a Manifest, as if an operator had reconciled it.
+func reconciled(t *testing.T, key types.NamespacedName) {
+	t.Helper()
+	k := getKyma(t, key)
+	patch := client.MergeFrom(k.DeepCopy())
+	k.Finalizers = append(k.Finalizers, shared.KymaFinalizer)
+	require.NoError(t, kcp.Client.Patch(context.Background(), k, patch))
+	t.Cleanup(func() {
+		var k v1beta2.Kyma
+		if err := kcp.Client.Get(context.Background(), key, &k); err == nil {
+			patch := client.MergeFrom(k.DeepCopy())
+			k.Finalizers = nil
+			_ = kcp.Client.Patch(context.Background(), &k, patch)
+		}
+	})
+}
+
 func getKyma(t require.TestingT, key types.NamespacedName) *v1beta2.Kyma {
 	var k v1beta2.Kyma
 	require.NoError(t, kcp.Client.Get(context.Background(), key, &k))
