@@ -8,10 +8,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lifecycle-manager/api/shared"
@@ -20,15 +18,6 @@ import (
 
 // claimWait is how long a reconcile of a Kyma not claimed yet waits.
 const claimWait = time.Second
-
-// notClaimed is the result of a reconcile turned away: it comes back at
-// the priority of an informer's initial list, so that a shard taking over
-// many Kymas finishes the ones it works on (whose changes come at the
-// normal priority) before it starts the next, as one instance does after
-// its start.
-func notClaimed() ctrl.Result {
-	return ctrl.Result{RequeueAfter: claimWait, Priority: ptr.To(handler.LowPriority)}
-}
 
 // Wrapper wraps a controller's reconciler; nil wraps nothing.
 type Wrapper func(reconcile.Reconciler) reconcile.Reconciler
@@ -93,9 +82,9 @@ func (g *Guard) run(ctx context.Context, req ctrl.Request, kyma types.Namespaced
 			defer g.Fence.Exit(kyma)
 			return next.Reconcile(ctx, req)
 		}
-		return notClaimed(), nil
+		return ctrl.Result{RequeueAfter: claimWait}, nil
 	case err == nil:
-		return notClaimed(), nil
+		return ctrl.Result{RequeueAfter: claimWait}, nil
 	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, fmt.Errorf("reading Kyma %s: %w", kyma, err)
 	case passUnknown:
