@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"github.com/lifecycle-manager/e2e/harness"
@@ -51,13 +52,15 @@ func (f *Fleet) StartOperator(ctx context.Context) error {
 		f.Operators = append(f.Operators, op)
 	}
 	f.Operator = f.Operators[0]
-	deadline := time.Now().Add(2 * time.Minute)
 	for _, op := range f.Operators {
-		for !op.healthy(ctx) {
-			if time.Now().After(deadline) || !op.Running() {
-				return fmt.Errorf("%s did not become healthy; its log:\n%s", op.Name, op.Tail(8000))
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			if !op.Running() {
+				return false, errors.New("it exited")
 			}
-			time.Sleep(100 * time.Millisecond)
+			return op.healthy(ctx), nil
+		})
+		if err != nil {
+			return fmt.Errorf("%s did not become healthy (%w); its log:\n%s", op.Name, err, op.Tail(8000))
 		}
 	}
 	return nil
